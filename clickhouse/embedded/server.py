@@ -1,0 +1,295 @@
+"""The embedded ClickHouse server: the ClickHouse engine (chdb) behind the ClickHouse HTTP interface.
+
+This is the only place in sanlens where local mode differs in kind from production. One process owns
+the database folder (chdb allows one opener) and serves clients that speak ClickHouse's HTTP protocol:
+clickhouse-connect, dbt-clickhouse (driver http) and curl. Everything else reaches ClickHouse through
+a URL, so pointing that URL at a real server changes nothing else.
+
+    python clickhouse/embedded/server.py --path DIR [--host 127.0.0.1] [--port 8123] [--user U --password P]
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import gzip
+import hmac
+import json
+import os
+import re
+import signal
+import sys
+import tempfile
+import threading
+import uuid
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qsl, urlsplit
+
+import lz4.frame
+import zstandard
+from chdb import session as chdb_session
+
+# URL parameters that are part of the HTTP protocol rather than ClickHouse settings.
+TRANSPORT_PARAMS = {
+    "query", "database", "session_id", "session_timeout", "session_check", "default_format", "user",
+    "password", "query_id", "compress", "decompress", "quota_key", "buffer_size", "wait_end_of_query",
+    "send_progress_in_http_headers", "http_headers_progress_interval_ms", "enable_http_compression",
+    "http_zlib_compression_level", "client_protocol_version", "role",
+}
+# Formats that carry their own column names and types, so they are read without a structure.
+SELF_DESCRIBING = {"native", "parquet", "arrow", "arrowstream", "orc", "avro", "rowbinarywithnamesandtypes",
+                   "csvwithnamesandtypes", "tabseparatedwithnamesandtypes", "jsoncompacteachrowwithnamesandtypes"}
+INSERT_RE = re.compile(
+    r"^\s*INSERT\s+INTO\s+(?:TABLE\s+)?(?P<table>[\w.`\"]+)\s*(?:\((?P<cols>[^)]*)\))?\s*"
+    r"(?:SETTINGS\s+(?P<settings>[^()]+?)\s+)?FORMAT\s+(?P<fmt>\w+)(?:[ \t]*;?[ \t]*\r?\n|[ \t]*;?[ \t]*$)", re.I)
+SET_RE = re.compile(r"^\s*SET\s+(?P<assignments>.+?)\s*;?\s*$", re.I | re.S)
+ERROR_RE = re.compile(r"Code: (\d+)\.")
+HTTP_STATUS = {62: 400, 46: 400, 47: 400, 36: 400, 27: 400, 6: 400, 26: 400, 53: 400, 43: 400, 115: 400,
+               60: 404, 81: 404, 516: 401, 497: 403, 159: 504, 394: 500}
+
+
+class ClickHouseError(Exception):
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def decompress(body: bytes, encoding: str) -> bytes:
+    """Decode a request body; a streamed insert is many lz4/zstd frames back to back, so read them all."""
+    encoding = (encoding or "").strip().lower()
+    if encoding in ("", "identity"):
+        return body
+    if encoding == "lz4":
+        out, rest = [], body
+        while rest:
+            d = lz4.frame.LZ4FrameDecompressor()
+            out.append(d.decompress(rest))
+            rest = d.unused_data
+        return b"".join(out)
+    if encoding == "zstd":
+        reader = zstandard.ZstdDecompressor().stream_reader(body, read_across_frames=True)
+        return reader.read()
+    if encoding == "gzip":
+        return gzip.decompress(body)
+    if encoding == "deflate":
+        return zlib.decompress(body)
+    raise ClickHouseError(36, f"Code: 36. DB::Exception: Unknown Content-Encoding of HTTP request: {encoding}. (BAD_ARGUMENTS)")
+
+
+def split_query(url_query: str | None, body: bytes) -> tuple[str, bytes | None]:
+    """Where the statement is and where its data is: ClickHouse reads `query=` from the URL and the body
+    as data, or, without it, the statement from the start of the body and any `FORMAT x` data after it."""
+    if url_query is not None:
+        return url_query, (body or None)
+    m = INSERT_RE.match(body[:65536].decode("latin-1"))
+    if m:
+        return body[:m.end()].decode().strip(), body[m.end():]
+    return body.decode(), None
+
+
+def parse_assignments(text: str) -> dict[str, str]:
+    """'a = 1, b = 'x'' -> {'a': '1', 'b': "'x'"} (values stay SQL literals)."""
+    out = {}
+    for part in re.split(r",(?=(?:[^']*'[^']*')*[^']*$)", text):
+        if "=" in part:
+            key, value = part.split("=", 1)
+            out[key.strip()] = value.strip()
+    return out
+
+
+def sql_literal(value: str) -> str:
+    if re.fullmatch(r"-?\d+(\.\d+)?", value):
+        return value
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+class Engine:
+    """The chdb session, serialised: chdb's session is not safe for concurrent queries."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.tmp = os.path.join(path, ".http_inserts")
+        os.makedirs(self.tmp, exist_ok=True)
+        self.lock = threading.Lock()
+        self.session = chdb_session.Session(path)
+        self.sessions: dict[str, dict[str, str]] = {}
+        self.version = self._run("SELECT version()", "TabSeparated", {}, None).bytes().decode().strip()
+
+    def _run(self, sql: str, fmt: str, settings: dict[str, str], params: dict | None):
+        applied = []
+        try:
+            for key, value in settings.items():
+                self.session.query(f"SET {key} = {value}")
+                applied.append(key)
+            return self.session.query(sql, fmt, params=params) if params else self.session.query(sql, fmt)
+        except Exception as exc:  # chdb raises ChdbError with ClickHouse's own text
+            text = str(exc).strip()
+            m = ERROR_RE.search(text)
+            raise ClickHouseError(int(m.group(1)) if m else 1001, text if m else f"Code: 1001. DB::Exception: {text}. (STD_EXCEPTION)")
+        finally:
+            for key in applied:
+                self.session.query(f"SET {key} = DEFAULT")
+
+    def execute(self, sql: str, fmt: str, settings: dict[str, str], params: dict, session_id: str | None,
+                database: str | None, data: bytes | None):
+        with self.lock:
+            effective = dict(self.sessions.get(session_id, {})) if session_id else {}
+            effective.update(settings)
+            try:
+                if database:
+                    self._run(f"USE `{database}`", fmt, {}, None)
+                if data is not None:
+                    return self._insert(sql, data, effective, params)
+                m = SET_RE.match(sql)
+                if m and session_id:
+                    assignments = parse_assignments(m.group("assignments"))
+                    self._run("SELECT 1", fmt, {**effective, **assignments}, None)  # validates names and values
+                    self.sessions.setdefault(session_id, {}).update(assignments)
+                    return None
+                return self._run(sql, fmt, effective, params)
+            finally:
+                if database:
+                    self.session.query("USE default")
+
+    def _insert(self, sql: str, data: bytes, settings: dict[str, str], params: dict):
+        m = INSERT_RE.match(sql + "\n")
+        if not m:
+            if not sql.strip():
+                return self._run(data.decode(), "TabSeparated", settings, params)
+            # Text data appended to the statement is how ClickHouse itself reads `INSERT ... VALUES` bodies.
+            return self._run(sql + "\n" + data.decode(), "TabSeparated", settings, params)
+        table, cols, fmt = m.group("table"), m.group("cols"), m.group("fmt")
+        if m.group("settings"):
+            settings = {**settings, **parse_assignments(m.group("settings"))}
+        columns = f"({cols})" if cols else ""
+        source_args = f"'{{path}}', '{fmt}'"
+        if fmt.lower() not in SELF_DESCRIBING:
+            source_args += ", " + sql_literal(self._structure(table, cols, settings))
+        fd, path = tempfile.mkstemp(dir=self.tmp)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            statement = f"INSERT INTO {table} {columns} SELECT * FROM file({source_args.format(path=path)})"
+            return self._run(statement, "TabSeparated", settings, params)
+        finally:
+            os.unlink(path)
+
+    def _structure(self, table: str, cols: str | None, settings: dict[str, str]) -> str:
+        described = self._run(f"DESCRIBE TABLE {table}", "JSONCompact", settings, None).bytes()
+        rows = json.loads(described)["data"]
+        types = {r[0]: r[1] for r in rows if r[2] not in ("MATERIALIZED", "ALIAS", "EPHEMERAL")}
+        names = [c.strip().strip("`\"") for c in cols.split(",")] if cols else list(types)
+        return ", ".join(f"`{n}` {types[n]}" for n in names)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "sanlens-embedded-clickhouse"
+    engine: Engine
+    credentials: tuple[str, str] | None = None
+
+    def log_message(self, fmt, *args):  # access logs would drown the stack's log file
+        pass
+
+    def do_GET(self):
+        path = urlsplit(self.path).path
+        if path in ("/ping", "/"):
+            params = dict(parse_qsl(urlsplit(self.path).query, keep_blank_values=True))
+            if path == "/ping" or "query" not in params:
+                return self._reply(200, b"Ok.\n", {"Content-Type": "text/plain; charset=UTF-8"})
+        return self._handle(b"")
+
+    def do_POST(self):
+        return self._handle(self._read_body())
+
+    def _read_body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return b"".join(chunks)
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def _authenticate(self, params: dict) -> None:
+        if not self.credentials:
+            return
+        user, password = params.get("user"), params.get("password")
+        if self.headers.get("X-ClickHouse-User"):
+            user, password = self.headers["X-ClickHouse-User"], self.headers.get("X-ClickHouse-Key", "")
+        auth = self.headers.get("Authorization", "")
+        if auth.startswith("Basic "):
+            user, _, password = base64.b64decode(auth[6:]).decode().partition(":")
+        if user != self.credentials[0] or not hmac.compare_digest(password or "", self.credentials[1]):
+            raise ClickHouseError(516, f"Code: 516. DB::Exception: {user or 'default'}: Authentication failed: "
+                                       "password is incorrect, or there is no user with such name. (AUTHENTICATION_FAILED)")
+
+    def _handle(self, raw: bytes) -> None:
+        params = dict(parse_qsl(urlsplit(self.path).query, keep_blank_values=True))
+        query_id = params.get("query_id") or str(uuid.uuid4())
+        fmt = params.get("default_format") or self.headers.get("X-ClickHouse-Format") or "TabSeparated"
+        headers = {"X-ClickHouse-Query-Id": query_id, "X-ClickHouse-Timezone": "UTC",
+                   "X-ClickHouse-Server-Display-Name": "sanlens-embedded"}
+        try:
+            self._authenticate(params)
+            body = decompress(raw, self.headers.get("Content-Encoding", ""))
+            sql, data = split_query(params.get("query"), body)
+            if not sql.strip():
+                raise ClickHouseError(62, "Code: 62. DB::Exception: Empty query. (SYNTAX_ERROR)")
+            settings = {k: sql_literal(v) for k, v in params.items()
+                        if k not in TRANSPORT_PARAMS and not k.startswith("param_")}
+            query_params = {k[6:]: v for k, v in params.items() if k.startswith("param_")}
+            database = params.get("database") or self.headers.get("X-ClickHouse-Database")
+            result = self.engine.execute(sql, fmt, settings, query_params, params.get("session_id"), database, data)
+        except ClickHouseError as err:
+            text = f"{err} (version {self.engine.version})\n".encode()
+            headers.update({"X-ClickHouse-Exception-Code": str(err.code), "Content-Type": "text/plain; charset=UTF-8"})
+            return self._reply(HTTP_STATUS.get(err.code, 500), text, headers)
+        out = result.bytes() if result is not None else b""
+        summary = {"read_rows": str(result.rows_read() if result else 0),
+                   "read_bytes": str(result.bytes_read() if result else 0),
+                   "written_rows": str(result.rows_written() if result else 0),
+                   "written_bytes": str(result.bytes_written() if result else 0),
+                   "total_rows_to_read": "0", "result_rows": "0", "result_bytes": str(len(out))}
+        headers.update({"X-ClickHouse-Format": fmt, "X-ClickHouse-Summary": json.dumps(summary),
+                        "Content-Type": "text/plain; charset=UTF-8"})
+        self._reply(200, out, headers)
+
+    def _reply(self, status: int, body: bytes, headers: dict) -> None:
+        self.send_response(status)
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--path", required=True, help="database folder (one process may open it)")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=8123)
+    ap.add_argument("--user", default=os.environ.get("SANLENS_CLICKHOUSE_USER"))
+    ap.add_argument("--password", default=os.environ.get("SANLENS_CLICKHOUSE_PASSWORD"))
+    args = ap.parse_args(argv)
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        ap.error("the embedded server listens on loopback only")
+    Handler.engine = Engine(args.path)
+    Handler.credentials = (args.user or "default", args.password) if args.password else None
+    ThreadingHTTPServer.allow_reuse_address = True
+    ThreadingHTTPServer.daemon_threads = True
+    server = ThreadingHTTPServer((args.host, args.port), Handler)
+    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
+    print(f"embedded ClickHouse {Handler.engine.version} on http://{args.host}:{args.port} (data {args.path})", flush=True)
+    server.serve_forever()
+    server.server_close()
+    Handler.engine.session.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
