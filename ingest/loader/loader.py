@@ -1,0 +1,154 @@
+"""loader: the pipeline's output topics -> ClickHouse tables, in batches, at least once and idempotent.
+
+Each message is a JSON object whose keys are the target table's columns. The loader appends the
+message's Kafka partition and offset (columns kafka_partition, kafka_offset), inserts the batch with
+clickhouse-connect, and only then commits the offsets in Kafka. On (re)assignment it resumes each
+partition after the highest offset the table already holds, so a batch inserted just before a crash
+but never committed is not inserted again.
+
+    python ingest/loader/loader.py [--route telemetry.samples=sanlens.metrics ...] [--batch 5000]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from confluent_kafka import Consumer, KafkaError, Producer
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from sanlensctl import db  # noqa: E402  (the project's one ClickHouse client factory)
+
+DEFAULT_ROUTES = {"telemetry.samples": "sanlens.metrics"}
+DEADLETTER_TOPIC = "telemetry.deadletter"
+INSERT_SETTINGS = {"date_time_input_format": "best_effort", "input_format_skip_unknown_fields": 1}
+
+
+def line(msg) -> bytes:
+    """The message as one JSONEachRow line with its Kafka position appended."""
+    value = (msg.value() or b"").rstrip()
+    if not value.startswith(b"{") or not value.endswith(b"}"):
+        raise ValueError("not a JSON object")
+    return value[:-1] + b',"kafka_partition":%d,"kafka_offset":%d}' % (msg.partition(), msg.offset())
+
+
+class Loader:
+    def __init__(self, kafka: str, ch_url: str, routes: dict[str, str], group: str, batch: int, linger: float):
+        self.routes, self.batch, self.linger = routes, batch, linger
+        self.ch = db.client(ch_url)
+        self.columns = {table: self._columns(table) for table in routes.values()}
+        self.consumer = Consumer({
+            "bootstrap.servers": kafka, "group.id": group, "enable.auto.commit": False,
+            "auto.offset.reset": "earliest", "enable.partition.eof": False, "log_level": 3})
+        self.producer = Producer({"bootstrap.servers": kafka, "linger.ms": 50, "log_level": 3})
+        self.loaded = self.dead = 0
+        self.inserts = 0
+        self.crash_after = int(os.environ.get("SANLENS_LOADER_FAULT_EXIT_AFTER_INSERTS", 0))  # fault injection for tests
+
+    def _columns(self, table: str) -> list[str]:
+        rows = self.ch.query(f"DESCRIBE TABLE {table}").result_rows
+        return [r[0] for r in rows if r[2] not in ("MATERIALIZED", "ALIAS", "EPHEMERAL") and r[0] != "loaded_at"]
+
+    def on_assign(self, consumer, partitions):
+        """Resume after what ClickHouse already holds, or after the committed offset if that is further."""
+        committed = {(tp.topic, tp.partition): tp.offset for tp in consumer.committed(partitions, timeout=30)}
+        for tp in partitions:
+            held = self.ch.command(
+                f"SELECT max(kafka_offset) + 1, count() FROM {self.routes[tp.topic]} WHERE kafka_partition = {tp.partition}")
+            next_in_table = int(held[0]) if int(held[1]) else -1
+            start = max(committed.get((tp.topic, tp.partition), -1), next_in_table)
+            tp.offset = start if start >= 0 else tp.offset
+        consumer.assign(partitions)
+
+    def run(self) -> None:
+        self.consumer.subscribe(list(self.routes), on_assign=self.on_assign)
+        stopping = []
+        signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
+        signal.signal(signal.SIGINT, lambda *_: stopping.append(1))
+        last_report = time.monotonic()
+        while not stopping:
+            messages = self.consumer.consume(self.batch, timeout=self.linger)
+            if messages:
+                self.load(messages)
+            if time.monotonic() - last_report > 30:
+                print(f"loaded {self.loaded} rows, {self.dead} dead letters", flush=True)
+                last_report = time.monotonic()
+        self.consumer.close()
+        self.producer.flush(10)
+
+    def load(self, messages) -> None:
+        by_table = defaultdict(list)
+        for msg in messages:
+            if msg.error():
+                if msg.error().code() != KafkaError._PARTITION_EOF:
+                    print(f"kafka error: {msg.error()}", file=sys.stderr, flush=True)
+                continue
+            by_table[self.routes[msg.topic()]].append(msg)
+        for table, batch in by_table.items():
+            self.insert(table, batch)
+        if self.crash_after and self.inserts >= self.crash_after:
+            os._exit(17)  # simulated crash: inserted, offsets not committed
+        self.consumer.commit(asynchronous=False)
+
+    def insert(self, table: str, batch) -> None:
+        lines, dead = [], []
+        for msg in batch:
+            try:
+                lines.append(line(msg))
+            except ValueError as exc:
+                dead.append((msg, str(exc)))
+        if lines:
+            try:
+                self._insert(table, lines)
+            except Exception as exc:
+                if "Code:" not in str(exc):
+                    raise  # ClickHouse unreachable: crash and resume from the table's offsets
+                self._isolate(table, batch, dead)
+        for msg, reason in dead:
+            self.producer.produce(DEADLETTER_TOPIC, json.dumps({
+                "stage": "loader", "reason": reason, "topic": msg.topic(), "partition": msg.partition(),
+                "offset": msg.offset(), "payload": (msg.value() or b"").decode("utf-8", "replace")}).encode(),
+                key=msg.key())
+        self.producer.flush(30)
+        self.dead += len(dead)
+
+    def _insert(self, table: str, lines: list[bytes]) -> None:
+        self.ch.raw_insert(table, self.columns[table], b"\n".join(lines), settings=INSERT_SETTINGS, fmt="JSONEachRow")
+        self.loaded += len(lines)
+        self.inserts += 1
+
+    def _isolate(self, table: str, batch, dead: list) -> None:
+        """A batch ClickHouse refused: insert message by message and dead-letter the ones it refuses."""
+        for msg in batch:
+            if any(m is msg for m, _ in dead):
+                continue
+            try:
+                self._insert(table, [line(msg)])
+            except Exception as exc:
+                if "Code:" not in str(exc):
+                    raise
+                dead.append((msg, f"rejected by ClickHouse: {str(exc).splitlines()[0][:300]}"))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kafka", default=os.environ.get("SANLENS_KAFKA", "127.0.0.1:9092"))
+    ap.add_argument("--clickhouse", default=os.environ.get("SANLENS_CLICKHOUSE_URL", "http://127.0.0.1:8123"))
+    ap.add_argument("--route", action="append", metavar="TOPIC=TABLE", help="default: " +
+                    ", ".join(f"{t}={d}" for t, d in DEFAULT_ROUTES.items()))
+    ap.add_argument("--group", default="sanlens-loader")
+    ap.add_argument("--batch", type=int, default=20000, help="max messages per insert")
+    ap.add_argument("--linger", type=float, default=1.0, help="seconds to wait for a batch to fill")
+    args = ap.parse_args()
+    routes = dict(r.split("=", 1) for r in args.route) if args.route else DEFAULT_ROUTES
+    print(f"loading {', '.join(f'{t} -> {d}' for t, d in routes.items())}", flush=True)
+    Loader(args.kafka, args.clickhouse, routes, args.group, args.batch, args.linger).run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

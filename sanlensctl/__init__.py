@@ -1,0 +1,1 @@
+"""sanlensctl: the command line and the local stack's lifecycle (./sanlens is its launcher)."""

@@ -1,0 +1,3 @@
+from sanlensctl.cli import main
+
+raise SystemExit(main())

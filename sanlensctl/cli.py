@@ -1,0 +1,194 @@
+"""./sanlens: set up, run and test the sanlens pipeline on one machine."""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import logging
+import os
+import subprocess
+import sys
+
+from sanlensctl import config, install, procs
+from sanlensctl.errors import SanlensError
+
+COMMANDS = {
+    "up": "start the local stack in the background, wait until healthy, print the endpoints",
+    "status": "health of each component (--json for one JSON object)",
+    "down": "stop every process of the stack by PID (--purge also deletes its data)",
+    "logs": "print a component's log (kafka, clickhouse, flink-normalize, loader, telegraf)",
+    "migrate": "apply ClickHouse schema migrations (clickhouse/migrations/)",
+    "sql": "run a query on ClickHouse and print the result",
+    "dbt": "run dbt on the project in dbt/ with the local profile, e.g. ./sanlens dbt build",
+    "demo": "the main job: bring the stack up and run the pipeline on a simulated fleet",
+    "test": "set everything up and run the test suite (extra arguments go to pytest)",
+}
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="sanlens", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    for name, text in COMMANDS.items():
+        sub.add_parser(name, help=text, description=text)
+    sub.choices["status"].add_argument("--json", action="store_true")
+    sub.choices["down"].add_argument("--purge", action="store_true", help="also delete the stack's data folders")
+    sub.choices["logs"].add_argument("component", nargs="?", default=None)
+    sub.choices["logs"].add_argument("-n", "--lines", type=int, default=50)
+    sub.choices["sql"].add_argument("query")
+    sub.choices["sql"].add_argument("--format", choices=["table", "csv", "json"], default="table")
+    sub.choices["dbt"].add_argument("args", nargs=argparse.REMAINDER)
+    sub.choices["test"].add_argument("args", nargs=argparse.REMAINDER)
+    demo = sub.choices["demo"]
+    demo.add_argument("--duration", type=float, default=60, help="seconds of simulated fleet traffic (default 60)")
+    demo.add_argument("--hosts", type=int, default=8, help="simulated SQL Server hosts (default 8)")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.getLogger("clickhouse_connect").setLevel(logging.CRITICAL)  # probes report failures themselves
+    argv = sys.argv[1:] if argv is None else argv
+    ap = parser()
+    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
+        print(f"sanlens: error: unknown command '{argv[0]}': choose one of {', '.join(COMMANDS)} "
+              "(./sanlens --help)", file=sys.stderr)
+        return 2
+    args = ap.parse_args(argv)
+    if not args.command:
+        ap.print_help()
+        return 0
+    try:
+        return globals()[f"cmd_{args.command}"](args) or 0
+    except SanlensError as err:
+        print(f"sanlens: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def cmd_up(args) -> int:
+    from sanlensctl import stack
+
+    report = stack.up()
+    print_status(report)
+    print("\nendpoints:")
+    for name, where in stack.endpoints().items():
+        print(f"  {name:<11} {where}")
+    return 0 if all(c["healthy"] for c in report.values()) else 1
+
+
+def cmd_status(args) -> int:
+    from sanlensctl import stack
+
+    report = stack.status()
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_status(report)
+    return 0 if all(c["healthy"] for c in report.values()) else 1
+
+
+def print_status(report: dict) -> None:
+    for name, c in report.items():
+        state = "healthy" if c["healthy"] else ("UNHEALTHY" if c["pid"] else "stopped")
+        print(f"{name:<11} {state:<10} pid {str(c['pid'] or '-'):<8} port {str(c['port'] or '-'):<6} "
+              f"{c['version'] or '':<10} {c['detail']}")
+
+
+def cmd_down(args) -> int:
+    from sanlensctl import stack
+
+    stopped = stack.down(purge=args.purge)
+    print(f"stopped: {', '.join(stopped)}" if stopped else "nothing was running")
+    if args.purge:
+        print(f"deleted {config.RUN}")
+    return 0
+
+
+def cmd_logs(args) -> int:
+    names = sorted(p.stem for p in config.LOGS.glob("*.log")) if config.LOGS.exists() else []
+    if args.component is None:
+        print("logs: " + (", ".join(names) or "none yet") + f"  ({config.LOGS})")
+        return 0
+    matches = [n for n in names if n == args.component or n.startswith(args.component + "-")]
+    if not matches:
+        raise SanlensError(f"no log for '{args.component}': choose one of {', '.join(names) or 'none yet'}")
+    for name in matches:
+        lines = procs.log_file(name).read_text(errors="replace").splitlines()[-args.lines:]
+        print(f"==> {procs.log_file(name)} <==")
+        print("\n".join(lines))
+    return 0
+
+
+def cmd_migrate(args) -> int:
+    from sanlensctl import migrate
+
+    try:
+        applied = migrate.apply()
+    except SanlensError:
+        raise
+    except Exception as exc:
+        raise SanlensError(f"cannot reach ClickHouse at {config.CLICKHOUSE_URL} ({str(exc).splitlines()[0][:120]}): "
+                           "start the stack with ./sanlens up") from exc
+    print("schema is up to date" if not applied else f"{len(applied)} migration(s) applied")
+    return 0
+
+
+def cmd_sql(args) -> int:
+    from sanlensctl import db
+
+    try:
+        client = db.client()
+    except Exception as exc:
+        raise SanlensError(f"cannot reach ClickHouse at {config.CLICKHOUSE_URL}: start the stack with ./sanlens up") from exc
+    try:
+        result = client.query(args.query)
+    except Exception as exc:
+        raise SanlensError(str(exc).split("server response: ")[-1].split(" (for url")[0].strip()) from exc
+    print_rows(result.column_names, result.result_rows, args.format)
+    return 0
+
+
+def print_rows(columns, rows, fmt: str = "table", out=sys.stdout) -> None:
+    if fmt == "csv":
+        writer = csv.writer(out)
+        writer.writerow(columns)
+        writer.writerows(rows)
+    elif fmt == "json":
+        print(json.dumps([dict(zip(columns, r)) for r in rows], default=str, indent=1), file=out)
+    else:
+        cells = [[str(c) for c in columns]] + [["" if v is None else str(v) for v in r] for r in rows]
+        widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+        line = lambda row: "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip()
+        print(line(cells[0]), file=out)
+        print("  ".join("-" * w for w in widths), file=out)
+        for row in cells[1:]:
+            print(line(row), file=out)
+        print(f"({len(rows)} row{'s' if len(rows) != 1 else ''})", file=out)
+
+
+def dbt(*dbt_args: str, check: bool = True) -> int:
+    exe = install.dbt_venv()
+    project = config.ROOT / "dbt"
+    argv = [str(exe), *dbt_args, "--project-dir", str(project), "--profiles-dir", str(project)]
+    env = dict(config.tool_env(), DBT_TARGET=os.environ.get("DBT_TARGET", "local"))
+    rc = subprocess.call(argv, env=env, cwd=project)
+    if check and rc != 0:
+        raise SanlensError(f"dbt {' '.join(dbt_args)} failed (exit {rc}): see the output above and dbt/logs/")
+    return rc
+
+
+def cmd_dbt(args) -> int:
+    return dbt(*(args.args or ["build"]), check=False)
+
+
+def cmd_demo(args) -> int:
+    from sanlensctl import demo
+
+    return demo.run(args)
+
+
+def cmd_test(args) -> int:
+    install.everything()
+    argv = [sys.executable, "-m", "pytest", str(config.ROOT / "tests"), *args.args]
+    rc = subprocess.call(argv, env=config.tool_env(), cwd=config.ROOT)
+    return rc

@@ -1,0 +1,39 @@
+"""Telegraf, the project's custom build, with ingest/telegraf/local/telegraf.conf."""
+from __future__ import annotations
+
+import subprocess
+import urllib.request
+
+from sanlensctl import config, procs
+
+NAME = "telegraf"
+PROCESSES = [NAME]
+PORT = config.TELEGRAF_LISTENER_PORT
+CONFIG = config.ROOT / "ingest" / "telegraf" / "local" / "telegraf.conf"
+BINARY = config.BIN / "telegraf"
+
+
+def env() -> dict[str, str]:
+    return dict(config.tool_env(), SANLENS_TELEGRAF_LISTENER_PORT=str(config.TELEGRAF_LISTENER_PORT),
+                SANLENS_TELEGRAF_HEALTH_PORT=str(config.TELEGRAF_HEALTH_PORT))
+
+
+def start() -> int:
+    procs.require_free(config.TELEGRAF_LISTENER_PORT, "the Telegraf listener", "SANLENS_TELEGRAF_LISTENER_PORT")
+    procs.require_free(config.TELEGRAF_HEALTH_PORT, "Telegraf's health output", "SANLENS_TELEGRAF_HEALTH_PORT")
+    return procs.start(NAME, [str(BINARY), "--config", str(CONFIG)], env())
+
+
+def version() -> str:
+    return subprocess.run([str(BINARY), "--version"], capture_output=True, text=True).stdout.split()[-1]
+
+
+def probe() -> dict:
+    """Telegraf's outputs.health answers 200 once its Kafka output has flushed without errors."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{config.TELEGRAF_HEALTH_PORT}/", timeout=2) as resp:
+            healthy = resp.status == 200
+    except urllib.error.HTTPError as err:
+        healthy = False if err.code == 503 else None
+    return {"healthy": bool(healthy), "port": PORT, "version": version(),
+            "detail": "flushing to Kafka" if healthy else "alive, not flushing to Kafka yet (or output errors)"}

@@ -1,0 +1,65 @@
+"""Where things live and which ports they use. Every value can be overridden from the environment."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+STATE = Path(os.environ.get("SANLENS_STATE", ROOT / ".sanlens"))
+VENV = STATE / "venv"
+DBT_VENV = STATE / "dbt-venv"
+LIB = STATE / "lib"
+BIN = STATE / "bin"
+M2 = STATE / "m2"
+RUN = Path(os.environ.get("SANLENS_RUN", STATE / "run"))  # pid files, data folders, logs of the running stack
+LOGS = RUN / "logs"
+TMP = RUN / "tmp"
+
+
+def _port(name: str, default: int) -> int:
+    return int(os.environ.get(f"SANLENS_{name}_PORT", default))
+
+
+KAFKA_PORT = _port("KAFKA", 9092)
+KAFKA_CONTROLLER_PORT = _port("KAFKA_CONTROLLER", 9093)
+CLICKHOUSE_PORT = _port("CLICKHOUSE", 8123)
+FLINK_REST_PORT = _port("FLINK_REST", 8081)
+TELEGRAF_HEALTH_PORT = _port("TELEGRAF_HEALTH", 8086)
+TELEGRAF_LISTENER_PORT = _port("TELEGRAF_LISTENER", 8094)
+
+KAFKA_BOOTSTRAP = os.environ.get("SANLENS_KAFKA", f"127.0.0.1:{KAFKA_PORT}")
+CLICKHOUSE_URL = os.environ.get("SANLENS_CLICKHOUSE_URL", f"http://127.0.0.1:{CLICKHOUSE_PORT}")
+CLICKHOUSE_USER = os.environ.get("SANLENS_CLICKHOUSE_USER", "default")
+CLICKHOUSE_PASSWORD = os.environ.get("SANLENS_CLICKHOUSE_PASSWORD", "")
+DATABASE = "sanlens"
+
+
+def tool_env() -> dict[str, str]:
+    """The environment every process of the stack inherits: endpoints, and temp files kept in the project."""
+    TMP.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env.update({
+        "SANLENS_KAFKA": KAFKA_BOOTSTRAP,
+        "SANLENS_CLICKHOUSE_URL": CLICKHOUSE_URL,
+        "SANLENS_CLICKHOUSE_HOST": urlsplit(CLICKHOUSE_URL).hostname or "127.0.0.1",
+        "SANLENS_CLICKHOUSE_PORT": str(urlsplit(CLICKHOUSE_URL).port or 8123),
+        "SANLENS_CLICKHOUSE_USER": CLICKHOUSE_USER,
+        "SANLENS_CLICKHOUSE_PASSWORD": CLICKHOUSE_PASSWORD,
+        "SANLENS_LIB": str(LIB),
+        "SANLENS_RUN": str(RUN),
+        "TMPDIR": str(TMP),
+        "PYTHONPATH": str(ROOT),
+        "PYTHONUNBUFFERED": "1",
+    })
+    java_home = os.environ.get("JAVA_HOME") or _java_home()
+    if java_home:
+        env["JAVA_HOME"] = java_home
+    return env
+
+
+def _java_home() -> str | None:
+    for candidate in ("/usr/lib/jvm/java-17-openjdk-amd64", "/usr/lib/jvm/java-17-openjdk-arm64"):
+        if Path(candidate, "bin", "java").exists():
+            return candidate
+    return None

@@ -1,0 +1,135 @@
+"""First-use set-up from the package registries into .sanlens/ (ignored by git); later runs reuse it.
+
+The Python environment itself is created by the ./sanlens launcher before this module can run.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from sanlensctl import config
+from sanlensctl.errors import SanlensError
+
+TELEGRAF_VERSION = "1.37.2"
+# Only the plugins the project's configs use: a full Telegraf build takes 11 minutes here, this one 90 s.
+TELEGRAF_PLUGINS = [
+    "inputs.exec", "inputs.file", "inputs.http", "inputs.internal", "inputs.snmp", "inputs.socket_listener",
+    "inputs.sqlserver", "inputs.tail", "outputs.file", "outputs.health", "outputs.kafka", "parsers.influx",
+    "parsers.json_v2", "serializers.influx", "serializers.json",
+]
+MAVEN_BUNDLES = {  # lib folder -> pom that lists its jars
+    "kafka": config.ROOT / "sanlensctl" / "maven" / "kafka" / "pom.xml",
+    "flink": config.ROOT / "flink-jobs" / "pom.xml",
+}
+
+
+def step(message: str) -> None:
+    print(f"==> {message}", file=sys.stderr, flush=True)
+
+
+def _digest(*parts: str | Path) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(Path(part).read_bytes() if isinstance(part, Path) else part.encode())
+    return h.hexdigest()
+
+
+def _fresh(stamp: Path, digest: str) -> bool:
+    return stamp.exists() and stamp.read_text().strip() == digest
+
+
+def _run(argv: list[str], what: str, env: dict | None = None, cwd: Path | None = None) -> None:
+    log = config.STATE / "install.log"
+    with open(log, "ab") as fh:
+        fh.write(f"\n$ {' '.join(argv)}\n".encode())
+        fh.flush()
+        rc = subprocess.call(argv, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+    if rc != 0:
+        raise SanlensError(f"{what} failed (exit {rc}): see {log}")
+
+
+def require_java() -> str:
+    java_home = config.tool_env().get("JAVA_HOME")
+    java = str(Path(java_home, "bin", "java")) if java_home else shutil.which("java")
+    if not java or not Path(java).exists():
+        raise SanlensError("Java 17 is required for Kafka and Flink and was not found: install it "
+                           "(Debian: apt-get install openjdk-17-jdk-headless) or set JAVA_HOME")
+    out = subprocess.run([java, "-version"], capture_output=True, text=True).stderr
+    version = out.split('"')[1] if '"' in out else "?"
+    if not version.startswith("17"):
+        raise SanlensError(f"Java 17 is required (found {version} at {java}): install openjdk-17 or point JAVA_HOME at one")
+    return java
+
+
+def _require_tool(name: str, hint: str) -> str:
+    path = shutil.which(name)
+    if not path:
+        raise SanlensError(f"{name} is required to set up sanlens and was not found: {hint}")
+    return path
+
+
+def maven_jars() -> None:
+    for name, pom in MAVEN_BUNDLES.items():
+        target = config.LIB / name
+        stamp = target / ".pom.sha256"
+        digest = _digest(pom)
+        if _fresh(stamp, digest):
+            continue
+        mvn = _require_tool("mvn", "install Maven 3 (Debian: apt-get install maven)")
+        step(f"fetching {name} jars with Maven into .sanlens/lib/{name}")
+        shutil.rmtree(target, ignore_errors=True)
+        t0 = time.monotonic()
+        _run([mvn, "-B", "-q", f"-Dmaven.repo.local={config.M2}", "dependency:copy-dependencies",
+              f"-DoutputDirectory={target}", "-DincludeScope=runtime"], f"Maven download of the {name} jars",
+             cwd=pom.parent)
+        stamp.write_text(digest)
+        step(f"{name}: {len(list(target.glob('*.jar')))} jars in {time.monotonic() - t0:.0f} s")
+
+
+def telegraf() -> Path:
+    binary = config.BIN / "telegraf"
+    stamp = config.BIN / ".telegraf.build"
+    digest = _digest(TELEGRAF_VERSION, ",".join(TELEGRAF_PLUGINS))
+    if binary.exists() and _fresh(stamp, digest):
+        return binary
+    go = _require_tool("go", "install Go 1.24 or newer (https://go.dev/doc/install) and put it on PATH")
+    step(f"building Telegraf {TELEGRAF_VERSION} with {len(TELEGRAF_PLUGINS)} plugins (first run: about 2 minutes)")
+    config.BIN.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, GOBIN=str(config.BIN), CGO_ENABLED="0")
+    t0 = time.monotonic()
+    _run([go, "install", "-tags", ",".join(["custom"] + TELEGRAF_PLUGINS), "-ldflags",
+          f"-s -w -X github.com/influxdata/telegraf/internal.Version={TELEGRAF_VERSION}",
+          f"github.com/influxdata/telegraf/cmd/telegraf@v{TELEGRAF_VERSION}"], "the Telegraf build", env=env)
+    stamp.write_text(digest)
+    step(f"telegraf built in {time.monotonic() - t0:.0f} s")
+    return binary
+
+
+def dbt_venv() -> Path:
+    requirements = config.ROOT / "dbt" / "requirements.txt"
+    stamp = config.DBT_VENV / ".requirements.sha256"
+    digest = _digest(requirements)
+    dbt = config.DBT_VENV / "bin" / "dbt"
+    if dbt.exists() and _fresh(stamp, digest):
+        return dbt
+    step("setting up dbt in .sanlens/dbt-venv (its own environment: dbt needs protobuf 6, PyFlink an older one)")
+    shutil.rmtree(config.DBT_VENV, ignore_errors=True)
+    _run([sys.executable, "-m", "venv", str(config.DBT_VENV)], "creating the dbt environment")
+    _run([str(config.DBT_VENV / "bin" / "pip"), "install", "--disable-pip-version-check", "-q", "-r", str(requirements)],
+         "pip install of dbt")
+    stamp.write_text(digest)
+    return dbt
+
+
+def everything() -> None:
+    """All that `up`, `demo` and `test` need. Each part is skipped when already in place."""
+    config.STATE.mkdir(parents=True, exist_ok=True)
+    require_java()
+    maven_jars()
+    telegraf()
+    dbt_venv()

@@ -1,0 +1,115 @@
+"""Background processes of the local stack: started detached with a pid file and a log, stopped by PID."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from sanlensctl import config
+from sanlensctl.errors import SanlensError
+
+
+def pid_file(name: str) -> Path:
+    return config.RUN / f"{name}.pid"
+
+
+def log_file(name: str) -> Path:
+    return config.LOGS / f"{name}.log"
+
+
+def start(name: str, argv: list[str], env: dict[str, str], cwd: Path | None = None) -> int:
+    config.LOGS.mkdir(parents=True, exist_ok=True)
+    with open(log_file(name), "ab") as log:
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env=env, cwd=cwd or config.ROOT, start_new_session=True)
+    pid_file(name).write_text(f"{proc.pid}\n{' '.join(argv)}\n")
+    return proc.pid
+
+
+def pid_of(name: str) -> int | None:
+    """The PID from the pid file, if that process is still ours (same command line) and alive."""
+    try:
+        pid_text, cmd = pid_file(name).read_text().split("\n", 1)
+        pid = int(pid_text)
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except (OSError, ValueError):
+        return None
+    if _zombie(pid) or cmdline != cmd.strip():
+        return None
+    return pid
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def alive(pid: int) -> bool:
+    return Path(f"/proc/{pid}").exists() and not _zombie(pid)
+
+
+def stop(name: str, timeout: float = 20.0) -> bool:
+    """SIGTERM the process group, wait, SIGKILL after `timeout`. True if something was stopped."""
+    pid = pid_of(name)
+    pid_file(name).unlink(missing_ok=True)
+    if pid is None:
+        return False
+    _signal_group(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            break
+        time.sleep(0.2)
+    _signal_group(pid, signal.SIGKILL)  # the whole group: also children that outlived their parent
+    return True
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex((host, port)) == 0
+
+
+def require_free(port: int, what: str, variable: str) -> None:
+    if port_open(port):
+        raise SanlensError(f"port {port} for {what} is already in use by another process: stop it, "
+                           f"or choose another port with {variable}=PORT")
+
+
+def wait_for(check, timeout: float, what: str, pid: int | None = None, log: Path | None = None):
+    """Poll `check()` until it returns a truthy value; fail early if the process died."""
+    deadline = time.monotonic() + timeout
+    last_error = None
+    while time.monotonic() < deadline:
+        if pid is not None and not alive(pid):
+            raise SanlensError(f"{what} exited during start-up: see {log}" + _last_line(log))
+        try:
+            result = check()
+            if result:
+                return result
+        except Exception as exc:  # the probe's own failure is what we are waiting out
+            last_error = exc
+        time.sleep(0.5)
+    raise SanlensError(f"{what} not healthy after {timeout:.0f} s ({last_error}): see {log}")
+
+
+def _last_line(log: Path | None) -> str:
+    if not log or not log.exists():
+        return ""
+    lines = [l for l in log.read_text(errors="replace").splitlines() if l.strip()]
+    return f" (last line: {lines[-1][:200]})" if lines else ""

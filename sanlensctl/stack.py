@@ -1,0 +1,92 @@
+"""The local stack's lifecycle: up (in dependency order, health-checked), status, down (by PID)."""
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+
+from sanlensctl import config, install, migrate, procs, topics
+from sanlensctl.components import clickhouse, flink, kafka, loader, telegraf
+from sanlensctl.errors import SanlensError
+
+COMPONENTS = [clickhouse, kafka, flink, loader, telegraf]  # start order; stopped in reverse
+STARTUP_TIMEOUT = {"clickhouse": 60, "kafka": 60, "flink": 120, "loader": 60, "telegraf": 60}
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def pid(component) -> int | None:
+    return next((p for p in map(procs.pid_of, component.PROCESSES) if p), None)
+
+
+def _after_start(component) -> None:
+    if component is clickhouse:
+        applied = migrate.apply(quiet=True)
+        if applied:
+            say(f"    migrations applied: {', '.join(applied)}")
+    if component is kafka:
+        created = topics.ensure()
+        if created:
+            say(f"    topics created: {', '.join(created)}")
+
+
+def up() -> dict:
+    install.everything()
+    started = []
+    try:
+        for component in COMPONENTS:
+            if pid(component):
+                say(f"--> {component.NAME} already running (pid {pid(component)})")
+                _after_start(component)
+                continue
+            t0 = time.monotonic()
+            say(f"--> starting {component.NAME}")
+            new_pid = component.start()
+            started.append(component)
+            procs.wait_for(lambda c=component: c.probe()["healthy"], STARTUP_TIMEOUT[component.NAME],
+                           component.NAME, pid=new_pid, log=procs.log_file(component.PROCESSES[0]))
+            _after_start(component)
+            say(f"    {component.NAME} healthy in {time.monotonic() - t0:.1f} s")
+    except BaseException:
+        for component in reversed(started):  # leave nothing half-started behind
+            for name in component.PROCESSES:
+                procs.stop(name, timeout=10)
+        raise
+    return status()
+
+
+def status() -> dict:
+    report = {}
+    for component in COMPONENTS:
+        running = pid(component)
+        entry = {"healthy": False, "pid": running, "port": component.PORT, "version": None, "detail": "not running"}
+        if running:
+            try:
+                entry.update(component.probe())
+            except Exception as exc:  # an unhealthy component is reported, not raised
+                entry.update(healthy=False, detail=f"running, probe failed: {str(exc).splitlines()[0][:200]}")
+        report[component.NAME] = entry
+    return report
+
+
+def down(purge: bool = False) -> list[str]:
+    stopped = []
+    for component in reversed(COMPONENTS):
+        for name in component.PROCESSES:
+            if procs.stop(name, timeout=30):
+                stopped.append(name)
+    if purge:
+        shutil.rmtree(config.RUN, ignore_errors=True)
+    return stopped
+
+
+def endpoints() -> dict[str, str]:
+    return {
+        "kafka": config.KAFKA_BOOTSTRAP,
+        "clickhouse": config.CLICKHOUSE_URL,
+        "flink": f"http://127.0.0.1:{config.FLINK_REST_PORT}",
+        "telegraf": f"tcp://127.0.0.1:{config.TELEGRAF_LISTENER_PORT} (influx line protocol)",
+        "logs": str(config.LOGS),
+    }
