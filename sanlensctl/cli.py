@@ -189,6 +189,7 @@ def cmd_demo(args) -> int:
 
 def cmd_test(args) -> int:
     install.everything()
-    argv = [sys.executable, "-m", "pytest", str(config.ROOT / "tests"), *args.args]
+    argv = [sys.executable, "-m", "pytest", str(config.ROOT / "tests"), "-p", "no:cacheprovider",
+            "--basetemp", str(config.STATE / "pytest"), *args.args]
     rc = subprocess.call(argv, env=config.tool_env(), cwd=config.ROOT)
     return rc

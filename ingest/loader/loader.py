@@ -43,7 +43,8 @@ class Loader:
         self.columns = {table: self._columns(table) for table in routes.values()}
         self.consumer = Consumer({
             "bootstrap.servers": kafka, "group.id": group, "enable.auto.commit": False,
-            "auto.offset.reset": "earliest", "enable.partition.eof": False, "log_level": 3})
+            "auto.offset.reset": "earliest", "enable.partition.eof": False, "log_level": 3,
+            "session.timeout.ms": 10000, "heartbeat.interval.ms": 2000})
         self.producer = Producer({"bootstrap.servers": kafka, "linger.ms": 50, "log_level": 3})
         self.loaded = self.dead = 0
         self.inserts = 0

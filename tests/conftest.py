@@ -1,0 +1,90 @@
+"""Shared fixtures: the real local stack, and helpers to start extra real processes for a test."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sanlensctl import config, db  # noqa: E402
+
+
+def sanlens(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([str(ROOT / "sanlens"), *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})}, cwd=ROOT)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(check, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+@pytest.fixture(scope="session")
+def stack():
+    """The local stack, really running: reused if it is already up, else started and stopped here."""
+    before = json.loads(sanlens("status", "--json").stdout or "{}")
+    already_up = before and all(c["healthy"] for c in before.values())
+    if not already_up:
+        out = sanlens("up", timeout=900)
+        assert out.returncode == 0, out.stdout + out.stderr
+    yield json.loads(sanlens("status", "--json").stdout)
+    if not already_up:
+        sanlens("down")
+
+
+@pytest.fixture(scope="session")
+def ch(stack):
+    return db.client()
+
+
+class EmbeddedServer:
+    """An extra embedded ClickHouse server process on its own port and data folder."""
+
+    def __init__(self, path: Path, port: int | None = None, extra: list[str] | None = None):
+        self.path, self.port, self.extra = path, port or free_port(), extra or []
+        self.proc = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "EmbeddedServer":
+        argv = [sys.executable, str(ROOT / "clickhouse" / "embedded" / "server.py"), "--path", str(self.path),
+                "--port", str(self.port), *self.extra]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.proc.stdout.readline()  # the server prints one line once it listens
+        return self
+
+    def client(self, **kwargs):
+        return db.client(self.url, **kwargs)
+
+    def stop(self, kill: bool = False) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill() if kill else self.proc.terminate()
+            self.proc.wait(30)
+
+
+@pytest.fixture
+def embedded(tmp_path):
+    server = EmbeddedServer(tmp_path / "ch").start()
+    yield server
+    server.stop()

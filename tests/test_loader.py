@@ -1,0 +1,90 @@
+"""The loader delivers at least once and stays idempotent: a crash between insert and commit loses
+nothing and doubles nothing."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from conftest import ROOT, wait_until
+from sanlensctl import config
+
+N = 20_000
+
+
+def run_loader(topic: str, table: str, group: str, extra_env: dict | None = None, wait: bool = True):
+    argv = [sys.executable, str(ROOT / "ingest" / "loader" / "loader.py"), "--route", f"{topic}={table}",
+            "--group", group, "--batch", "3000", "--linger", "0.5"]
+    return subprocess.Popen(argv, env={**config.tool_env(), **(extra_env or {})},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def test_crash_between_insert_and_commit_then_restart_gives_the_exact_row_count(stack, ch):
+    suffix = uuid.uuid4().hex[:8]
+    topic, table, group = f"test.loader.{suffix}", f"sanlens.loader_test_{suffix}", f"test-loader-{suffix}"
+    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    admin.create_topics([NewTopic(topic, num_partitions=3, replication_factor=1)])[topic].result(30)
+    ch.command(f"""CREATE TABLE {table} (id UInt32, host String, kafka_partition UInt16, kafka_offset UInt64)
+                   ENGINE = MergeTree ORDER BY id""")
+    producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "linger.ms": 20})
+    for i in range(N):
+        producer.produce(topic, json.dumps({"id": i, "host": f"h{i % 7}"}).encode(), key=str(i % 7).encode())
+    producer.flush(60)
+    try:
+        crashed = run_loader(topic, table, group, {"SANLENS_LOADER_FAULT_EXIT_AFTER_INSERTS": "2"})
+        assert crashed.wait(120) == 17, crashed.stdout.read()
+        after_crash = ch.command(f"SELECT count() FROM {table}")
+        assert 0 < after_crash < N  # two batches inserted, their offsets never committed
+
+        resumed = run_loader(topic, table, group)
+        try:
+            wait_until(lambda: ch.command(f"SELECT count() FROM {table}") >= N, 120, "all rows loaded")
+        finally:
+            resumed.terminate()
+            resumed.wait(30)
+        count, distinct = ch.query(f"SELECT count(), uniqExact(id) FROM {table}").result_rows[0]
+        assert (count, distinct) == (N, N)
+    finally:
+        ch.command(f"DROP TABLE IF EXISTS {table}")
+        admin.delete_topics([topic])
+
+
+def test_a_message_clickhouse_refuses_is_dead_lettered_and_the_rest_loaded(stack, ch):
+    suffix = uuid.uuid4().hex[:8]
+    topic, table, group = f"test.loader.{suffix}", f"sanlens.loader_test_{suffix}", f"test-loader-{suffix}"
+    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(30)
+    ch.command(f"CREATE TABLE {table} (id UInt32, kafka_partition UInt16, kafka_offset UInt64) ENGINE = MergeTree ORDER BY id")
+    producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    for value in [b'{"id": 1}', b'{"id": "not a number"}', b"garbage", b'{"id": 4}']:
+        producer.produce(topic, value)
+    producer.flush(30)
+    loader = run_loader(topic, table, group)
+    try:
+        wait_until(lambda: ch.command(f"SELECT count() FROM {table}") >= 2, 60, "good rows loaded")
+    finally:
+        loader.terminate()
+        loader.wait(30)
+    try:
+        assert [r[0] for r in ch.query(f"SELECT id FROM {table} ORDER BY id").result_rows] == [1, 4]
+        from confluent_kafka import Consumer, TopicPartition
+
+        consumer = Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"dl-{suffix}",
+                             "auto.offset.reset": "earliest"})
+        consumer.assign([TopicPartition("telemetry.deadletter", 0, 0)])
+        reasons = {}
+        while (msg := consumer.poll(5)) is not None:
+            letter = json.loads(msg.value())
+            if letter.get("topic") == topic:
+                reasons[letter["payload"]] = letter["reason"]
+        consumer.close()
+        assert reasons["garbage"] == "not a JSON object"
+        assert reasons['{"id": "not a number"}'].startswith("rejected by ClickHouse: ")
+    finally:
+        ch.command(f"DROP TABLE IF EXISTS {table}")
+        admin.delete_topics([topic])

@@ -1,0 +1,64 @@
+"""The whole path with real components: Kafka -> Flink SQL job -> loader -> ClickHouse -> dbt model."""
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+from confluent_kafka import Producer
+
+from conftest import sanlens, wait_until
+from sanlensctl import config
+
+
+def test_a_record_travels_from_kafka_through_flink_and_clickhouse_into_a_dbt_model(stack, ch):
+    host = f"path-{uuid.uuid4().hex[:8]}"
+    record = {"name": "win_disk", "timestamp": int(time.time() * 1000),
+              "tags": {"host": host, "source": host, "objectname": "LogicalDisk", "instance": "E:"},
+              "fields": {"Avg._Disk_sec/Read": 0.012, "Disk_Reads_persec": 250}}
+    producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    producer.produce("telemetry.metrics", json.dumps(record).encode(), key=host.encode())
+    assert producer.flush(30) == 0
+
+    rows = wait_until(lambda: ch.query(
+        "SELECT metric, value, disk FROM sanlens.metrics WHERE host = {h:String} ORDER BY metric",
+        parameters={"h": host}).result_rows if ch.command(
+        f"SELECT count() FROM sanlens.metrics WHERE host = '{host}'") == 2 else None, 90, "the record in ClickHouse")
+    assert rows == [("win_disk.Avg._Disk_sec/Read", 0.012, "E:"), ("win_disk.Disk_Reads_persec", 250.0, "E:")]
+
+    out = sanlens("dbt", "build")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    summary = ch.query("SELECT metric, samples, last_value FROM sanlens_marts.metric_series_summary "
+                       "WHERE host = {h:String} ORDER BY metric", parameters={"h": host}).result_rows
+    assert summary == [("win_disk.Avg._Disk_sec/Read", 1, 0.012), ("win_disk.Disk_Reads_persec", 1, 250.0)]
+
+
+def test_status_json_reports_every_component_healthy_with_a_real_probe(stack):
+    out = sanlens("status", "--json")
+    report = json.loads(out.stdout)
+    assert out.returncode == 0, report
+    for name in ("kafka", "clickhouse", "flink", "telegraf"):
+        entry = report[name]
+        assert entry["healthy"] is True, (name, entry)
+        assert isinstance(entry["pid"], int) and entry["version"]
+        assert set(entry) == {"healthy", "pid", "port", "version", "detail"}
+    assert report["flink"]["detail"] == "normalize: RUNNING"
+    assert report["kafka"]["port"] == config.KAFKA_PORT and report["clickhouse"]["port"] == config.CLICKHOUSE_PORT
+
+
+def test_migrations_are_recorded_and_idempotent(stack, ch):
+    out = sanlens("migrate")
+    assert out.returncode == 0 and "up to date" in out.stdout, out.stdout + out.stderr
+    versions = [r[0] for r in ch.query("SELECT version FROM sanlens.schema_migrations FINAL ORDER BY version").result_rows]
+    assert versions == sorted(versions) and versions[0] == 1
+
+
+def test_sql_command_prints_a_readable_table_csv_and_json(stack):
+    q = "SELECT number AS n, toString(number * 2) AS doubled FROM numbers(3)"
+    table = sanlens("sql", q)
+    assert table.returncode == 0
+    assert table.stdout.splitlines()[0].split() == ["n", "doubled"] and "(3 rows)" in table.stdout
+    assert sanlens("sql", q, "--format", "csv").stdout.splitlines() == ["n,doubled", "0,0", "1,2", "2,4"]
+    assert json.loads(sanlens("sql", q, "--format", "json").stdout)[2] == {"n": 2, "doubled": "4"}
+    bad = sanlens("sql", "SELECT * FROM sanlens.nope")
+    assert bad.returncode == 1 and bad.stderr.startswith("sanlens: error: Code: 60.") and bad.stderr.count("\n") == 1
