@@ -13,7 +13,7 @@ from sanlensctl.components import telegraf
 
 
 def test_local_telegraf_config_passes_telegraf_config_check():
-    out = subprocess.run([str(telegraf.BINARY), "--config", str(telegraf.CONFIG), "config", "check"],
+    out = subprocess.run([str(telegraf.BINARY), "config", "check", "--config", str(telegraf.CONFIG)],
                          capture_output=True, text=True, env=telegraf.env(), timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
 
