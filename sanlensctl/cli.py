@@ -8,6 +8,7 @@ import logging
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from sanlensctl import config, install, procs
 from sanlensctl.errors import SanlensError
@@ -189,7 +190,8 @@ def cmd_demo(args) -> int:
 
 def cmd_test(args) -> int:
     install.everything()
-    argv = [sys.executable, "-m", "pytest", str(config.ROOT / "tests"), "-p", "no:cacheprovider",
+    targets = [] if any(Path(a).exists() for a in args.args) else [str(config.ROOT / "tests")]
+    argv = [sys.executable, "-m", "pytest", *targets, "-p", "no:cacheprovider",
             "--basetemp", str(config.STATE / "pytest"), *args.args]
     rc = subprocess.call(argv, env=config.tool_env(), cwd=config.ROOT)
     return rc

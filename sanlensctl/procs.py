@@ -49,6 +49,13 @@ def _zombie(pid: int) -> bool:
         return True
 
 
+def uptime(pid: int) -> float:
+    """Seconds since the process started."""
+    start_ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    boot_seconds = float(Path("/proc/uptime").read_text().split()[0])
+    return boot_seconds - start_ticks / os.sysconf("SC_CLK_TCK")
+
+
 def alive(pid: int) -> bool:
     return Path(f"/proc/{pid}").exists() and not _zombie(pid)
 

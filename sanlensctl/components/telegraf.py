@@ -28,8 +28,15 @@ def version() -> str:
     return subprocess.run([str(BINARY), "--version"], capture_output=True, text=True).stdout.split()[-1]
 
 
+# outputs.health answers 200 before its first metrics arrive: trust it only after two internal gathers.
+SETTLE_SECONDS = 5
+
+
 def probe() -> dict:
     """Telegraf's outputs.health answers 200 once its Kafka output has flushed without errors."""
+    pid = procs.pid_of(NAME)
+    if pid and procs.uptime(pid) < SETTLE_SECONDS:
+        return {"healthy": False, "port": PORT, "version": version(), "detail": "starting"}
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{config.TELEGRAF_HEALTH_PORT}/", timeout=2) as resp:
             healthy = resp.status == 200

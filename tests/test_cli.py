@@ -1,12 +1,15 @@
-"""Bad input to ./sanlens ends with a one-line error saying what to do, and leaves nothing running."""
+"""./sanlens on a second, isolated stack: up/status/down leave nothing behind, and bad input ends with a
+one-line error saying what to do, leaving no half-started processes."""
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 
 import pytest
 
 from conftest import free_port, sanlens
+from sanlensctl import procs
 
 
 @pytest.fixture
@@ -15,7 +18,8 @@ def isolated(tmp_path):
     env = {"SANLENS_RUN": str(tmp_path / "run")}
     for name in ("KAFKA", "KAFKA_CONTROLLER", "CLICKHOUSE", "FLINK_REST", "TELEGRAF_HEALTH", "TELEGRAF_LISTENER"):
         env[f"SANLENS_{name}_PORT"] = str(free_port())
-    env.pop("SANLENS_KAFKA", None)
+    env["SANLENS_KAFKA"] = f"127.0.0.1:{env['SANLENS_KAFKA_PORT']}"  # `./sanlens test` exports the main stack's
+    env["SANLENS_CLICKHOUSE_URL"] = f"http://127.0.0.1:{env['SANLENS_CLICKHOUSE_PORT']}"
     yield env
     sanlens("down", env=env)
 
@@ -26,6 +30,19 @@ def no_stack_process_alive(run: Path) -> bool:
         if Path(f"/proc/{pid}").exists():
             return False
     return True
+
+
+def in_process_groups(pgids: list[int]) -> list[int]:
+    """Live processes whose process group is one the stack started (the Flink JVM is a child, say)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) in pgids and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
 
 
 def assert_one_line_error(out, *phrases: str) -> None:
@@ -69,3 +86,22 @@ def test_corrupted_state_folder(isolated, component, junk):
     assert_one_line_error(out, "corrupted", "./sanlens down --purge")
     assert no_stack_process_alive(run)
     assert sanlens("down", "--purge", env=isolated).returncode == 0 and not run.exists()
+
+
+def test_up_status_down_leave_no_process_and_no_port(isolated):
+    run = Path(isolated["SANLENS_RUN"])
+    out = sanlens("up", env=isolated, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    report = json.loads(sanlens("status", "--json", env=isolated).stdout)
+    assert all(report[c]["healthy"] for c in ("kafka", "clickhouse", "flink", "telegraf")), report
+    pids = [int(p.read_text().split()[0]) for p in run.glob("*.pid")]
+    ports = [int(v) for k, v in isolated.items() if k.endswith("_PORT")]
+    assert report["kafka"]["port"] == int(isolated["SANLENS_KAFKA_PORT"])
+    assert len(pids) == 5 and all(procs.alive(p) for p in pids)
+    again = sanlens("up", env=isolated, timeout=120)  # idempotent: nothing new started
+    assert again.returncode == 0 and "already running" in again.stderr
+    assert sanlens("down", env=isolated).returncode == 0
+    assert not any(procs.alive(p) for p in pids)
+    assert not in_process_groups(pids), "children of the stack outlived it"
+    assert not any(procs.port_open(p) for p in ports)
+    assert not list(run.glob("*.pid"))
