@@ -42,6 +42,8 @@ def table_env(job: str, args: argparse.Namespace) -> TableEnvironment:
         "rest.bind-address": "127.0.0.1",
         "rest.port": str(args.rest_port),
         "io.tmp.dirs": str(tmp),
+        "web.tmpdir": str(tmp),
+        "web.upload.dir": str(tmp),
         "python.executable": sys.executable,
         "execution.checkpointing.interval": "10 s",
         "execution.checkpointing.dir": (state / "checkpoints").resolve().as_uri(),

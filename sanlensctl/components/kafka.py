@@ -42,7 +42,7 @@ def _properties() -> Path:
 
 
 def _java_argv(java: str, main: str, *args: str) -> list[str]:
-    return [java, "-Xms256m", "-Xmx512m", f"-Dlog4j2.configurationFile={_log4j()}",
+    return [java, "-Xms256m", "-Xmx512m", "-XX:-UsePerfData", f"-Dlog4j2.configurationFile={_log4j()}",
             f"-Djava.io.tmpdir={config.TMP}", "-cp", str(config.LIB / "kafka" / "*"), main, *args]
 
 
