@@ -25,6 +25,8 @@ COMMANDS = {
     "test": "set everything up and run the test suite (extra arguments go to pytest)",
 }
 
+PASSTHROUGH = {"test", "dbt"}
+
 
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="sanlens", description=__doc__.splitlines()[0])
@@ -53,7 +55,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sanlens: error: unknown command '{argv[0]}': choose one of {', '.join(COMMANDS)} "
               "(./sanlens --help)", file=sys.stderr)
         return 2
-    args = ap.parse_args(argv)
+    if argv and argv[0] in PASSTHROUGH and not {"-h", "--help"} & set(argv[1:2]):
+        args = argparse.Namespace(command=argv[0], args=argv[1:])  # pytest's and dbt's own flags, untouched
+    else:
+        args = ap.parse_args(argv)
     if not args.command:
         ap.print_help()
         return 0

@@ -1,6 +1,7 @@
 """./sanlens demo: bring the stack up, play a simulated fleet through the whole pipeline, show the result."""
 from __future__ import annotations
 
+import sys
 import time
 
 from confluent_kafka import Consumer, TopicPartition
@@ -26,8 +27,6 @@ def loader_lag() -> int:
 
 
 def run(args) -> int:
-    import sys
-
     sys.path.insert(0, str(config.ROOT / "ingest" / "simulator"))
     import hostfeed
 
