@@ -42,8 +42,13 @@ def parser() -> argparse.ArgumentParser:
     sub.choices["dbt"].add_argument("args", nargs=argparse.REMAINDER)
     sub.choices["test"].add_argument("args", nargs=argparse.REMAINDER)
     demo = sub.choices["demo"]
-    demo.add_argument("--duration", type=float, default=60, help="seconds of simulated fleet traffic (default 60)")
-    demo.add_argument("--hosts", type=int, default=8, help="simulated SQL Server hosts (default 8)")
+    demo.add_argument("--scenario", type=Path, default=config.ROOT / "ingest" / "scenarios" / "demo.yaml",
+                      help="scenario file (default ingest/scenarios/demo.yaml: all five scenarios on a small fleet)")
+    demo.add_argument("--duration", type=float,
+                      help="wall-clock seconds to play (default: the scenario's duration divided by --speed)")
+    demo.add_argument("--speed", type=float, default=10, help="simulated seconds per second (default 10)")
+    demo.add_argument("--backfill", action="store_true",
+                      help="produce the scenario's whole span straight to Kafka as fast as possible (no Telegraf)")
     return ap
 
 

@@ -1,75 +1,164 @@
-"""./sanlens demo: bring the stack up, play a simulated fleet through the whole pipeline, show the result."""
+"""./sanlens demo: bring the stack up, play a scenario of the fleet simulator through the whole
+pipeline (simulator -> Telegraf -> Kafka -> Flink normalize -> loader -> ClickHouse -> dbt), show the result."""
 from __future__ import annotations
 
-import sys
+import threading
 import time
+from datetime import datetime, timezone
 
 from confluent_kafka import Consumer, TopicPartition
 
-from sanlensctl import cli, config, db, stack
+from sanlensctl import cli, config, db, procs, stack
+from sanlensctl.components import telegraf
 from sanlensctl.errors import SanlensError
 
+PIPELINE_GROUPS = {"sanlens-normalize": ["telemetry.metrics"],
+                   "sanlens-loader": ["telemetry.samples", "telemetry.deadletter", "telemetry.accounting"]}
 
-def loader_lag() -> int:
-    """Messages on telemetry.samples the loader has not committed yet."""
-    consumer = Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": "sanlens-loader",
+
+def group_lag(group: str, topics: list[str]) -> int:
+    """Messages on `topics` the consumer group has not committed yet."""
+    consumer = Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": group,
                          "enable.auto.commit": False, "log_level": 0})
     try:
-        parts = consumer.list_topics("telemetry.samples", timeout=5).topics["telemetry.samples"].partitions
-        tps = [TopicPartition("telemetry.samples", p) for p in parts]
-        lag = 0
-        for tp in consumer.committed(tps, timeout=5):
-            high = consumer.get_watermark_offsets(tp, timeout=5)[1]
-            lag += high - (tp.offset if tp.offset >= 0 else 0)
-        return lag
+        tps = [TopicPartition(t, p) for t in topics
+               for p in consumer.list_topics(t, timeout=5).topics[t].partitions]
+        return sum(consumer.get_watermark_offsets(tp, timeout=5)[1] - max(tp.offset, 0)
+                   for tp in consumer.committed(tps, timeout=5))
     finally:
         consumer.close()
 
 
-def run(args) -> int:
-    sys.path.insert(0, str(config.ROOT / "ingest" / "simulator"))
-    import hostfeed
+def topic_size(topic: str) -> int:
+    consumer = Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": "sanlens-demo", "log_level": 0})
+    try:
+        parts = consumer.list_topics(topic, timeout=5).topics[topic].partitions
+        return sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5)[1] for p in parts)
+    finally:
+        consumer.close()
 
+
+def restart_telegraf() -> None:
+    procs.stop(telegraf.NAME, timeout=15)
+    pid = telegraf.start()
+    procs.wait_for(lambda: telegraf.probe()["healthy"], 60, "telegraf", pid=pid, log=procs.log_file(telegraf.NAME))
+
+
+class Progress:
+    """Every few seconds: metrics/s into Kafka, accounting windows out, consumer lag."""
+
+    def __init__(self, client, since: datetime):
+        self.client, self.since = client, since
+        self.t0 = self.last_t = time.monotonic()
+        self.last_in = self.first_in = topic_size("telemetry.metrics")
+
+    def line(self) -> str:
+        now, size = time.monotonic(), topic_size("telemetry.metrics")
+        rate = (size - self.last_in) / max(now - self.last_t, 1e-9)
+        self.last_t, self.last_in = now, size
+        windows = self.client.command("SELECT uniqExact(window_start) FROM sanlens.pipeline_accounting "
+                                      "WHERE window_start >= {s:DateTime64(3)}", parameters={"s": self.since})
+        lag = {g: group_lag(g, t) for g, t in PIPELINE_GROUPS.items()}
+        return (f"    {now - self.t0:5.0f} s  metrics in {rate:9,.0f}/s  windows out {windows:5d}  "
+                f"lag normalize {lag['sanlens-normalize']:7d}  loader {lag['sanlens-loader']:7d}")
+
+
+def run(args) -> int:
+    from ingest.simulator import __main__ as simulator, scenario as scenario_file
+    from ingest.simulator.endpoints import Endpoints
+    from ingest.simulator.run import Run
+
+    try:
+        s = scenario_file.load(args.scenario)
+    except (OSError, ValueError, KeyError) as exc:
+        raise SanlensError(f"{args.scenario}: {exc}") from None
     print("==> bringing the local stack up", flush=True)
     report = stack.up()
     if not all(c["healthy"] for c in report.values()):
         raise SanlensError("the stack is not healthy: see ./sanlens status and ./sanlens logs")
     client = db.client()
-    before = client.command("SELECT count() FROM sanlens.metrics")
-    print(f"==> playing {args.hosts} SQL Server hosts into Telegraf for {args.duration:.0f} s "
-          f"(Telegraf -> Kafka -> Flink normalize -> loader -> ClickHouse)", flush=True)
-    t0 = time.monotonic()
-    last = [t0, 0]
+    since = datetime.now(timezone.utc).replace(microsecond=0)
+    truth_dir = config.RUN / "simulator" / s.name
+    duration = s.duration_s if args.backfill else (args.duration or s.duration_s / args.speed) * args.speed
+    run = Run(s, truth_dir, config.KAFKA_BOOTSTRAP, duration, args.speed, args.backfill)
+    progress = Progress(client, since)
+    done = threading.Event()
 
-    def progress(sent: int) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 5:
-            rows = client.command("SELECT count() FROM sanlens.metrics") - before
-            rate = (sent - last[1]) * 5 / (now - last[0])  # each line carries 5 fields
-            print(f"    {now - t0:5.0f} s  metrics in {rate:8.0f}/s  samples in ClickHouse {rows:8d}  "
-                  f"loader lag {loader_lag():6d}", flush=True)
-            last[:] = [now, sent]
+    def report_progress():
+        while not done.wait(5):
+            print(progress.line(), flush=True)
 
-    sent = hostfeed.play(("127.0.0.1", config.TELEGRAF_LISTENER_PORT), args.hosts, args.duration, on_tick=progress)
-    expected = sent * 5
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        rows = client.command("SELECT count() FROM sanlens.metrics") - before
-        if rows >= expected:
-            break
-        time.sleep(1)
-    print(f"==> {sent} Telegraf lines ({expected} samples) sent, {rows} samples in sanlens.metrics", flush=True)
+    reporter = threading.Thread(target=report_progress, daemon=True)
+    fleet = f"{len(s.arrays)} arrays, {len(s.hosts)} SQL Server hosts, {len(s.switches)} switches"
+    if args.backfill:
+        print(f"==> backfilling {duration / 3600:.1f} h of scenario {s.name} ({fleet}) straight into Kafka", flush=True)
+        reporter.start()
+        run.backfill()
+    else:
+        endpoints = Endpoints(run.fleet, run.truth, run.lock, config.SIMULATOR_PORT).start()
+        pollers = telegraf.POLLERS / "pollers.conf"
+        pollers.parent.mkdir(parents=True, exist_ok=True)
+        pollers.write_text(simulator.telegraf_pollers(s, endpoints.base_url, s.interval_s / args.speed))
+        print(f"==> Telegraf polls {len(s.arrays)} arrays and {len(s.switches)} switches at {endpoints.base_url}",
+              flush=True)
+        restart_telegraf()
+        print(f"==> playing scenario {s.name} ({fleet}) for {duration / args.speed:.0f} s at {args.speed:g}x "
+              f"through Telegraf", flush=True)
+        reporter.start()
+        try:
+            run.realtime(("127.0.0.1", config.TELEGRAF_LISTENER_PORT))
+            time.sleep(3)  # Telegraf's last poll and flush
+        finally:
+            pollers.unlink(missing_ok=True)
+            endpoints.stop()
+            restart_telegraf()
+    run.close()
+    drained = _wait_drained(30 + len(s.arrays))
+    done.set()
+    print(progress.line(), flush=True)
     print("==> building the dbt marts", flush=True)
     cli.dbt("build", "--quiet")
-    result = client.query("""
-        SELECT host, disk, round(avg(value) * 1e6) AS avg_read_us, count() AS samples
-        FROM sanlens.metrics WHERE metric = 'win_disk.Avg._Disk_sec/Read'
-        GROUP BY host, disk ORDER BY host, disk LIMIT 10""")
-    print("\nHost read latency (Perfmon Avg. Disk sec/Read):")
-    cli.print_rows(result.column_names, result.result_rows)
-    print("\nWhat to look at next:\n"
-          "  ./sanlens sql \"SELECT * FROM sanlens_marts.metric_series_summary LIMIT 20\"\n"
+    _summary(client, since, run, truth_dir)
+    return 0 if drained else 1
+
+
+# Telegraf's heartbeat keeps arriving, and Flink commits its offsets only at checkpoints (10 s):
+# "caught up" is a lag below what a few heartbeats add.
+CAUGHT_UP_LAG = 20
+
+
+def _wait_drained(timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if all(group_lag(g, t) <= CAUGHT_UP_LAG for g, t in PIPELINE_GROUPS.items()):
+            time.sleep(12)  # the last accounting window closes with the next heartbeat
+            return True
+        time.sleep(2)
+    print("    the pipeline has not caught up yet: see ./sanlens status", flush=True)
+    return False
+
+
+def _summary(client, since: datetime, run, truth_dir) -> None:
+    acc = client.query("""
+        SELECT unit, outcome, reason, sum(records) FROM sanlens.pipeline_accounting
+        WHERE window_start >= {s:DateTime64(3)} GROUP BY unit, outcome, reason
+        ORDER BY unit, outcome = 'in' DESC, outcome, reason""", parameters={"s": since})
+    produced = sum(run.truth.records.values())
+    print(f"\n{produced} records from the simulated fleet (plus Telegraf's heartbeat). "
+          f"Pipeline accounting since {since:%H:%M:%S} UTC:")
+    cli.print_rows(["unit", "outcome", "reason", "count"], acc.result_rows)
+    hosts = client.query("""
+        SELECT host, round(avgIf(value, metric = 'disk.read_latency' AND disk = 'D:')) AS read_us,
+               round(avgIf(value, metric = 'disk.write_latency' AND disk = 'D:')) AS write_us,
+               round(avgIf(value, metric = 'file.read_latency')) AS dmv_read_us,
+               round(maxIf(value, metric = 'hba.outstanding_ios')) AS max_outstanding
+        FROM sanlens.metrics WHERE loaded_at >= {s:DateTime64(3)} AND host != ''
+        GROUP BY host ORDER BY host LIMIT 20""", parameters={"s": since})
+    print("\nHost-side latency (Perfmon data disk, SQL Server file stats), microseconds:")
+    cli.print_rows(hosts.column_names, hosts.result_rows)
+    print(f"\nGround truth of this run: {truth_dir}\n"
+          "What to look at next:\n"
+          "  ./sanlens sql \"SELECT reason, count() FROM sanlens.deadletter GROUP BY reason\"\n"
+          "  ./sanlens sql \"SELECT metric, unit, count() FROM sanlens.metrics GROUP BY metric, unit\"\n"
           "  ./sanlens status            (health of every component)\n"
-          "  ./sanlens logs flink        (the normalize job)\n"
           "  ./sanlens down              (stop everything)")
-    return 0 if rows >= expected else 1

@@ -22,6 +22,7 @@ def ensure(bootstrap: str | None = None) -> list[str]:
             continue
         topic_config = {"cleanup.policy": "compact"} if spec.get("compacted") else {
             "retention.ms": str(int(spec.get("retention_hours", 72) * 3600 * 1000))}
+        topic_config.update({k: str(v) for k, v in spec.get("config", {}).items()})
         wanted.append(NewTopic(name, num_partitions=spec["partitions"], replication_factor=1, config=topic_config))
     for future in admin.create_topics(wanted).values() if wanted else []:
         future.result(timeout=30)

@@ -81,7 +81,7 @@ def test_a_message_clickhouse_refuses_is_dead_lettered_and_the_rest_loaded(stack
         while (msg := consumer.poll(5)) is not None:
             letter = json.loads(msg.value())
             if letter.get("topic") == topic:
-                reasons[letter["payload"]] = letter["reason"]
+                reasons[letter["payload"]] = f"{letter['reason']}: {letter['detail']}".rstrip(": ")
         consumer.close()
         assert reasons["garbage"] == "not a JSON object"
         assert reasons['{"id": "not a number"}'].startswith("rejected by ClickHouse: ")

@@ -24,13 +24,13 @@ def test_a_record_travels_from_kafka_through_flink_and_clickhouse_into_a_dbt_mod
         "SELECT metric, value, disk FROM sanlens.metrics WHERE host = {h:String} ORDER BY metric",
         parameters={"h": host}).result_rows if ch.command(
         f"SELECT count() FROM sanlens.metrics WHERE host = '{host}'") == 2 else None, 90, "the record in ClickHouse")
-    assert rows == [("win_disk.Avg._Disk_sec/Read", 0.012, "E:"), ("win_disk.Disk_Reads_persec", 250.0, "E:")]
+    assert rows == [("disk.read_latency", 12000.0, "E:"), ("disk.reads", 250.0, "E:")]
 
     out = sanlens("dbt", "build")
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     summary = ch.query("SELECT metric, samples, last_value FROM sanlens_marts.metric_series_summary "
                        "WHERE host = {h:String} ORDER BY metric", parameters={"h": host}).result_rows
-    assert summary == [("win_disk.Avg._Disk_sec/Read", 1, 0.012), ("win_disk.Disk_Reads_persec", 1, 250.0)]
+    assert summary == [("disk.read_latency", 1, 12000.0), ("disk.reads", 1, 250.0)]
 
 
 def test_status_json_reports_every_component_healthy_with_a_real_probe(stack):
@@ -42,7 +42,7 @@ def test_status_json_reports_every_component_healthy_with_a_real_probe(stack):
         assert entry["healthy"] is True, (name, entry)
         assert isinstance(entry["pid"], int) and entry["version"]
         assert set(entry) == {"healthy", "pid", "port", "version", "detail"}
-    assert report["flink"]["detail"] == "normalize: RUNNING"
+    assert report["flink"]["detail"].startswith("normalize: RUNNING")
     assert report["kafka"]["port"] == config.KAFKA_PORT and report["clickhouse"]["port"] == config.CLICKHOUSE_PORT
 
 

@@ -1,11 +1,13 @@
-"""normalize: raw Telegraf metrics (telemetry.metrics) -> one typed sample per field (telemetry.samples)."""
+"""normalize: raw Telegraf metrics (telemetry.metrics) -> canonical samples (telemetry.samples),
+dead letters (telemetry.deadletter) and per-window accounting (telemetry.accounting)."""
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+JOBS_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(JOBS_DIR))
 
 from common import runtime  # noqa: E402
-from normalize import tables  # noqa: E402
+from normalize import functions, tables  # noqa: E402
 
 JOB = "normalize"
 
@@ -13,9 +15,17 @@ JOB = "normalize"
 def main() -> None:
     args = runtime.arguments(__doc__)
     env = runtime.table_env(JOB, args)
+    env.add_python_file(str(JOBS_DIR / "normalize"))
+    env.create_temporary_function("decode_record", functions.decode_record)
     env.execute_sql(tables.raw_metrics(runtime.kafka_options(args, JOB, "telemetry.metrics")))
-    env.execute_sql(tables.samples(args.kafka))
-    runtime.run_until_stopped(env.execute_sql(tables.FLATTEN))
+    for ddl in tables.sinks(args.kafka):
+        env.execute_sql(ddl)
+    for view in (tables.DECODED, tables.PAIRED, tables.JUDGED, tables.OUTCOMES):
+        env.execute_sql(view)
+    statements = env.create_statement_set()
+    for insert in (tables.INSERT_SAMPLES, tables.INSERT_DEADLETTERS, tables.INSERT_ACCOUNTING):
+        statements.add_insert_sql(insert)
+    runtime.run_until_stopped(statements.execute())
 
 
 if __name__ == "__main__":

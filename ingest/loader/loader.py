@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import time
+from datetime import datetime, timezone
 from collections import defaultdict
 from pathlib import Path
 from confluent_kafka import Consumer, KafkaError, Producer
@@ -23,7 +24,8 @@ from confluent_kafka import Consumer, KafkaError, Producer
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from sanlensctl import db  # noqa: E402  (the project's one ClickHouse client factory)
 
-DEFAULT_ROUTES = {"telemetry.samples": "sanlens.metrics"}
+DEFAULT_ROUTES = {"telemetry.samples": "sanlens.metrics", "telemetry.deadletter": "sanlens.deadletter",
+                  "telemetry.accounting": "sanlens.pipeline_accounting"}
 DEADLETTER_TOPIC = "telemetry.deadletter"
 INSERT_SETTINGS = {"date_time_input_format": "best_effort", "input_format_skip_unknown_fields": 1}
 
@@ -101,7 +103,7 @@ class Loader:
             try:
                 lines.append(line(msg))
             except ValueError as exc:
-                dead.append((msg, str(exc)))
+                dead.append((msg, str(exc), ""))
         if lines:
             try:
                 self._insert(table, lines)
@@ -109,9 +111,9 @@ class Loader:
                 if "Code:" not in str(exc):
                     raise  # ClickHouse unreachable: crash and resume from the table's offsets
                 self._isolate(table, batch, dead)
-        for msg, reason in dead:
+        for msg, reason, detail in dead:
             self.producer.produce(DEADLETTER_TOPIC, json.dumps({
-                "stage": "loader", "reason": reason, "topic": msg.topic(), "partition": msg.partition(),
+                "ts": datetime.now(timezone.utc).isoformat(), "stage": "loader", "reason": reason, "detail": detail, "topic": msg.topic(), "partition": msg.partition(),
                 "offset": msg.offset(), "payload": (msg.value() or b"").decode("utf-8", "replace")}).encode(),
                 key=msg.key())
         self.producer.flush(30)
@@ -125,14 +127,14 @@ class Loader:
     def _isolate(self, table: str, batch, dead: list) -> None:
         """A batch ClickHouse refused: insert message by message and dead-letter the ones it refuses."""
         for msg in batch:
-            if any(m is msg for m, _ in dead):
+            if any(m is msg for m, *_ in dead):
                 continue
             try:
                 self._insert(table, [line(msg)])
             except Exception as exc:
                 if "Code:" not in str(exc):
                     raise
-                dead.append((msg, f"rejected by ClickHouse: {str(exc).splitlines()[0][:300]}"))
+                dead.append((msg, "rejected by ClickHouse", str(exc).splitlines()[0][:300]))
 
 
 def main() -> int:

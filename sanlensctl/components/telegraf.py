@@ -11,6 +11,7 @@ PROCESSES = [NAME]
 PORT = config.TELEGRAF_LISTENER_PORT
 CONFIG = config.ROOT / "ingest" / "telegraf" / "local" / "telegraf.conf"
 BINARY = config.BIN / "telegraf"
+POLLERS = config.RUN / "telegraf.d"  # generated poller configs of the simulated fleet (./sanlens demo)
 
 
 def env() -> dict[str, str]:
@@ -21,7 +22,8 @@ def env() -> dict[str, str]:
 def start() -> int:
     procs.require_free(config.TELEGRAF_LISTENER_PORT, "the Telegraf listener", "SANLENS_TELEGRAF_LISTENER_PORT")
     procs.require_free(config.TELEGRAF_HEALTH_PORT, "Telegraf's health output", "SANLENS_TELEGRAF_HEALTH_PORT")
-    return procs.start(NAME, [str(BINARY), "--config", str(CONFIG)], env())
+    POLLERS.mkdir(parents=True, exist_ok=True)
+    return procs.start(NAME, [str(BINARY), "--config", str(CONFIG), "--config-directory", str(POLLERS)], env())
 
 
 def version() -> str:

@@ -1,0 +1,140 @@
+"""Decoding one raw Telegraf JSON record into typed samples, against catalog.yaml.
+
+Pure Python and stateless: the job calls it as a table function (SQL cannot walk a JSON object's
+keys); everything stateful (deltas, resets, duplicates) happens in Flink SQL afterwards.
+
+A record is either refused as a whole (one DEAD row: reason + detail, for the dead-letter topic) or
+turned into one SAMPLE row per catalogued field, plus one DROPPED row per field the catalog does not
+know. The first row of every record has first = True, so records can be counted exactly.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+CATALOG_FILE = Path(__file__).resolve().parent / "catalog.yaml"
+ENTITY_KEYS = ["site", "host", "disk", "sql_instance", "database", "file", "array", "volume", "host_port",
+               "switch", "port"]
+SAMPLE, DROPPED, DEAD = "sample", "dropped", "dead"
+
+# (first, outcome, reason, detail, series, metric, kind, unit, bucket, num, den, ts_ms, *entity keys)
+ROW_FIELDS = ["first", "outcome", "reason", "detail", "series", "metric", "kind", "unit", "bucket", "num", "den",
+              "ts_ms", *ENTITY_KEYS]
+
+
+@dataclass(frozen=True)
+class Field:
+    source: str        # the field's name in the record
+    metric: str
+    kind: str          # gauge | counter | ratio | histogram
+    unit: str
+    scale: float
+    lo: float
+    hi: float
+    per: str | None    # ratio: the field it is divided by
+    bucket: int
+
+
+class Refused(Exception):
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(reason)
+        self.reason, self.detail = reason, detail
+
+
+def load_catalog(path: Path = CATALOG_FILE) -> dict:
+    raw = yaml.safe_load(path.read_text())
+    measurements = {}
+    for name, spec in raw["measurements"].items():
+        fields: dict[str, Field] = {}
+        for key, f in spec["fields"].items():
+            for n in range(spec.get("buckets", 1)) if "{n}" in key else [-1]:
+                source = f.get("field", key.replace("{n}", str(n)))
+                fields[key.replace("{n}", str(n))] = Field(
+                    source, f["metric"], f["kind"], f["unit"], float(f.get("scale", 1)), float(f.get("min", 0)),
+                    float(f.get("max", math.inf)), f.get("per"), n)
+        measurements[name] = {"entity": spec["entity"], "by_tag": spec.get("by_tag"), "fields": fields}
+    return {"measurements": measurements, "future_ms": raw["limits"]["future_s"] * 1000,
+            "past_ms": raw["limits"]["past_s"] * 1000}
+
+
+def _number(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise Refused("non-numeric value", f"{name} = {json.dumps(value)[:80]}")
+    if not math.isfinite(value):
+        raise Refused("non-finite value", f"{name} = {value}")
+    return float(value)
+
+
+def _parse(payload: str | None, arrival_ms: int, catalog: dict):
+    if payload is None or not payload.strip():
+        raise Refused("empty message")
+    try:
+        record = json.loads(payload)
+    except ValueError as exc:
+        raise Refused("not JSON", str(exc)[:120]) from None
+    if not isinstance(record, dict):
+        raise Refused("not a JSON object", type(record).__name__)
+    for key in ("name", "timestamp", "fields", "tags"):
+        if key not in record or record[key] is None:
+            raise Refused("missing field", key)
+    name, ts, fields, tags = record["name"], record["timestamp"], record["fields"], record["tags"]
+    if not isinstance(fields, dict) or not fields:
+        raise Refused("missing field", "fields (empty or not an object)")
+    if not isinstance(tags, dict):
+        raise Refused("missing field", "tags (not an object)")
+    measurement = catalog["measurements"].get(name)
+    if measurement is None:
+        raise Refused("unknown measurement", str(name)[:80])
+    if isinstance(ts, bool) or not isinstance(ts, int):
+        raise Refused("bad timestamp", f"{json.dumps(ts)[:40]} is not an integer in ms")
+    if ts > arrival_ms + catalog["future_ms"]:
+        raise Refused("timestamp in the future", f"{(ts - arrival_ms) / 1000:.0f} s ahead of arrival")
+    if ts < arrival_ms - catalog["past_ms"]:
+        raise Refused("timestamp too old", f"{(arrival_ms - ts) / 86400000:.1f} days before arrival")
+    return name, ts, fields, {k: str(v) for k, v in tags.items()}, measurement
+
+
+def decode(payload: str | None, arrival_ms: int, catalog: dict) -> list[tuple]:
+    try:
+        name, ts, fields, tags, measurement = _parse(payload, arrival_ms, catalog)
+        rows = _samples(name, ts, fields, tags, measurement)
+    except Refused as refused:
+        return [(True, DEAD, refused.reason, refused.detail, None, None, None, None, None, None, None, None,
+                 *[None] * len(ENTITY_KEYS))]
+    rows[0] = (True, *rows[0][1:])
+    return rows
+
+
+def _samples(name: str, ts: int, fields: dict, tags: dict, measurement: dict) -> list[tuple]:
+    entity = [tags.get(measurement["entity"].get(key, key), "") for key in ENTITY_KEYS]
+    series = name + "|" + "|".join(f"{k}={tags[k]}" for k in sorted(tags))
+    catalogued = measurement["fields"]
+    if measurement["by_tag"]:
+        selector = tags.get(measurement["by_tag"], "")
+        catalogued = {f.source: f for key, f in catalogued.items() if key == selector}
+    rows, used = [], set()
+    for key, spec in catalogued.items():
+        if spec.source not in fields:
+            continue
+        value = _number(spec.source, fields[spec.source])
+        if value < spec.lo:
+            raise Refused("negative value", f"{spec.source} = {value:g}")
+        if value > spec.hi:
+            raise Refused("beyond physical bounds", f"{spec.source} = {value:g} > {spec.hi:g}")
+        den = None
+        if spec.kind == "ratio":
+            if spec.per not in fields:
+                raise Refused("missing field", f"{spec.per} (needed for {spec.source})")
+            den = _number(spec.per, fields[spec.per])
+        rows.append((False, SAMPLE, "", "", series, spec.metric, spec.kind, spec.unit, spec.bucket,
+                     value * spec.scale, den, ts, *entity))
+        used.add(spec.source)
+    for field in fields:
+        if field not in used:
+            rows.append((False, DROPPED, "field not in catalog", f"{name}.{field}", series, None, None, None, None, None, None, ts,
+                         *entity))
+    return rows

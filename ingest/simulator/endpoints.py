@@ -1,0 +1,71 @@
+"""The arrays' and switches' REST endpoints on loopback, for Telegraf's inputs.http to poll:
+
+    GET /arrays/{array}/api/v1/systemreporter/attime/{vlunstatistics|vvhistograms|vvtiers}/hires
+    GET /switches/{switch}/rest/running/brocade-interface/fibrechannel-statistics
+    GET /                                      the index: every endpoint served
+"""
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from ingest.telegraf import pollers
+
+from . import formats
+from .fleet import Fleet
+from .truth import Truth
+
+
+class Endpoints:
+    def __init__(self, fleet: Fleet, truth: Truth, lock: threading.Lock, port: int):
+        self.fleet, self.truth, self.lock = fleet, truth, lock
+        handler = type("Handler", (_Handler,), {"endpoints": self})
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "Endpoints":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def document(self, path: str) -> dict | None:
+        parts = path.strip("/").split("/", 2)
+        with self.lock:
+            if path.strip("/") == "":
+                return {"arrays": sorted(self.fleet.s.arrays), "switches": sorted(self.fleet.s.switches)}
+            if len(parts) == 3 and parts[0] == "arrays" and parts[1] in self.fleet.s.arrays:
+                doc = formats.array_document(self.fleet, parts[1], parts[2])
+                if doc:
+                    self.truth.count(pollers.ARRAY_APIS[parts[2]][0], len(doc["members"]))
+                return doc
+            if len(parts) == 3 and parts[0] == "switches" and parts[1] in self.fleet.s.switches \
+                    and parts[2] == pollers.SWITCH_API:
+                doc = formats.fc_statistics(self.fleet, parts[1])
+                self.truth.count(pollers.SWITCH_MEASUREMENT, len(doc["Response"]["fibrechannel-statistics"]))
+                return doc
+        return None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    endpoints: Endpoints
+
+    def do_GET(self):  # noqa: N802 (http.server's naming)
+        doc = self.endpoints.document(self.path.split("?", 1)[0])
+        body = json.dumps(doc if doc is not None else {"error": f"no such endpoint: {self.path}"}).encode()
+        self.send_response(200 if doc is not None else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass

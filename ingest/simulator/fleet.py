@@ -1,0 +1,220 @@
+"""The fleet in motion: every interval, the I/O each host offers, where its latency comes from, and the
+cumulative counters each source keeps (which restarts reset). It counts I/Os per interval; it never
+makes one record per I/O, so large fleets stay cheap."""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import latency
+from .scenario import Host, Scenario, Workload
+
+LOG_WRITE_SHARE = 0.3           # of a host's writes: transaction log; the rest (and all reads) hit data files
+VOLUME_MIB = 1024 * 1024        # 1 TiB volumes
+BB_CREDIT_TICK_S = 2.5e-6       # Brocade counts time at zero transmit credit in 2.5 us units
+
+
+@dataclass
+class HostFigures:
+    """What one host saw in one interval: the truth the pipeline has to find."""
+    read_iops: float = 0.0
+    write_iops: float = 0.0
+    mbps: float = 0.0
+    queueing_us: float = 0.0
+    fabric_us: float = 0.0
+    array_read_us: float = 0.0
+    array_write_us: float = 0.0
+    outstanding: float = 0.0
+
+    @property
+    def read_us(self) -> float:
+        return self.queueing_us + self.fabric_us + self.array_read_us
+
+    @property
+    def write_us(self) -> float:
+        return self.queueing_us + self.fabric_us + self.array_write_us
+
+
+@dataclass
+class VolumeFigures:
+    reads: int = 0                              # I/Os in the last interval
+    writes: int = 0
+    read_kb: float = 0.0
+    write_kb: float = 0.0
+    read_ms: float = 0.0                        # mean service time in the last interval
+    write_ms: float = 0.0
+    rhist: np.ndarray = field(default_factory=lambda: np.zeros(latency.BUCKETS, dtype=np.int64))  # cumulative
+    whist: np.ndarray = field(default_factory=lambda: np.zeros(latency.BUCKETS, dtype=np.int64))
+    page_moves_up: int = 0
+    page_moves_down: int = 0
+
+
+class Fleet:
+    def __init__(self, scenario: Scenario, start_s: float):
+        self.s, self.start_s = scenario, start_s
+        self.rng = np.random.default_rng(scenario.seed)
+        self.t = start_s                       # time of the last completed interval
+        self.firmware = {a.name: a.firmware for a in scenario.arrays.values()}
+        self.hosts = {name: HostFigures() for name in scenario.hosts}
+        self.volumes = {v.name: VolumeFigures() for a in scenario.arrays.values() for v in a.volumes}
+        self.sql = {name: defaultdict(float) for name in scenario.hosts}      # cumulative DMV counters
+        self.hba_frames = defaultdict(int)
+        self.ports = defaultdict(lambda: defaultdict(int))                     # (switch, port) -> counters
+        self.tiering = {}                                                       # volume -> (start, target, tau)
+        self.truth_histograms = defaultdict(lambda: np.zeros(latency.BUCKETS, dtype=np.int64))
+        self.events_fired = []
+
+    # -- events --------------------------------------------------------------------------------
+    def _active(self, event: dict, rel: float) -> bool:
+        return event["at"] <= rel < event.get("until", math.inf)
+
+    def _apply_events(self, rel: float, dt: float) -> None:
+        for event in self.s.events:
+            starts_now = event["at"] <= rel < event["at"] + dt
+            kind = event["type"]
+            if kind == "firmware_upgrade":
+                names = self.s.select_arrays(event["arrays"])
+                waves, every = int(event.get("waves", 1)), float(event.get("every", 0))
+                share = float(event.get("share", 1.0))
+                upgraded = names[:round(len(names) * share)]
+                for w in range(waves):
+                    if event["at"] + w * every <= rel < event["at"] + w * every + dt:
+                        wave = upgraded[w::waves]
+                        for name in wave:
+                            self.firmware[name] = str(event["to"])
+                        self.events_fired.append((self.t, event, wave))
+            elif starts_now:
+                if kind == "auto_tiering":
+                    self.tiering[event["volume"]] = (rel, float(event.get("target_tier0", 0.22)),
+                                                     float(event.get("time_constant_s", 600)))
+                elif kind == "instance_restart":
+                    self.sql[event["host"]].clear()
+                elif kind == "array_restart":
+                    for v in self.s.arrays[event["array"]].volumes:
+                        fig = self.volumes[v.name]
+                        fig.rhist[:], fig.whist[:], fig.page_moves_up, fig.page_moves_down = 0, 0, 0, 0
+                elif kind == "workload_added":
+                    pass  # counted in _offered
+                self.events_fired.append((self.t, event, None))
+
+    def _offered(self, host: Host, rel: float) -> list[Workload]:
+        loads = list(host.workloads)
+        for e in self.s.events:
+            if e.get("host") != host.name:
+                continue
+            if e["type"] == "workload_added":
+                every, count = float(e.get("every", 0)), int(e.get("count", 1))
+                added = sum(1 for k in range(count) if rel >= e["at"] + k * every)
+                loads += [Workload(e["workload"], float(e["iops"]))] * added
+            elif e["type"] == "hba_saturation" and self._active(e, rel):
+                loads.append(Workload(e.get("workload", "datamining"), float(e.get("iops", 3200))))
+        return loads
+
+    def slow_drain_us(self, switch: str, port: int, rel: float) -> float:
+        return sum(float(e.get("delay_us", 1000)) for e in self.s.events
+                   if e["type"] == "slow_drain" and e["switch"] == switch and int(e["port"]) == port
+                   and self._active(e, rel))
+
+    def tier0_share(self, volume: str, rel: float) -> float:
+        if volume not in self.tiering:
+            return 0.0
+        since, target, tau = self.tiering[volume]
+        return target * (1 - math.exp(-(rel - since) / tau))
+
+    # -- one interval --------------------------------------------------------------------------
+    def step(self) -> float:
+        dt = self.s.interval_s
+        rel = self.t - self.start_s
+        self._apply_events(rel, dt)
+        array_load = defaultdict(float)
+        offered = {}
+        for host in self.s.hosts.values():
+            offered[host.name] = self._offered(host, rel)
+            array_load[host.array] += sum(w.iops for w in offered[host.name])
+        for host in self.s.hosts.values():
+            self._host_interval(host, offered[host.name], array_load[host.array], rel, dt)
+        self.t += dt
+        return self.t
+
+    def _host_interval(self, host: Host, loads: list[Workload], array_iops: float, rel: float, dt: float) -> None:
+        array = self.s.arrays[host.array]
+        iops = sum(w.iops for w in loads)
+        read_iops = sum(w.iops * w.read_share for w in loads)
+        write_iops = iops - read_iops
+        mbps = sum(w.iops * w.io_kb for w in loads) / 1024
+        io_kb = mbps * 1024 / iops if iops else 8.0
+        util = array_iops / array.capacity_iops
+        fw = self.firmware[array.name]
+        fig = self.hosts[host.name]
+        service = {}
+        for volume in array.volumes:
+            if volume.host != host.name:
+                continue
+            volume.tier0_share = self.tier0_share(volume.name, rel)
+            share = latency.tier0_io_share(volume.tier0_share)
+            v = self.volumes[volume.name]
+            reads = read_iops * dt if volume.role == "data" else 0.0
+            writes = write_iops * dt * ((1 - LOG_WRITE_SHARE) if volume.role == "data" else LOG_WRITE_SHARE)
+            v.reads, v.writes = int(self.rng.poisson(reads)), int(self.rng.poisson(writes))
+            v.read_kb, v.write_kb = v.reads * io_kb, v.writes * io_kb
+            for direction, ios, hist in (("read", v.reads, v.rhist), ("write", v.writes, v.whist)):
+                mix = latency.service_time(array.media, fw, direction, share, util)
+                counts = latency.sample_histogram(self.rng, mix, ios)
+                hist += counts
+                self.truth_histograms[(int(self.t // 3600 * 3600), array.name, fw, direction)] += counts
+                setattr(v, f"{direction}_ms", mix.mean_ms())
+                service[(volume.role, direction)] = mix.mean_ms()
+            if volume.name in self.tiering:
+                moves = int(self.rng.poisson(max(volume.tier0_share, 0) * 50 * dt / 60))
+                v.page_moves_up += moves
+                v.page_moves_down += moves // 10
+        slow = self.slow_drain_us(host.switch, host.switch_port, rel) + self.slow_drain_us(host.switch, host.array_port, rel)
+        fig.read_iops, fig.write_iops, fig.mbps = read_iops, write_iops, mbps
+        fig.array_read_us = service.get(("data", "read"), 0.0) * 1000
+        fig.array_write_us = (service.get(("data", "write"), 0.0) * (1 - LOG_WRITE_SHARE)
+                              + service.get(("log", "write"), 0.0) * LOG_WRITE_SHARE) * 1000
+        fig.fabric_us = latency.fabric_us(host.hops, host.distance_km, slow)
+        downstream = fig.fabric_us + (fig.array_read_us * read_iops + fig.array_write_us * write_iops) / max(iops, 1)
+        rho_outstanding = iops * downstream / 1e6 / host.queue_depth
+        rho = max(mbps / host.hba_mbps, rho_outstanding)
+        fig.queueing_us = latency.host_queueing_us(rho * host.queue_depth, host.queue_depth, downstream)
+        fig.outstanding = min(host.queue_depth, iops * (downstream + fig.queueing_us) / 1e6)
+        self._sql_counters(host, fig, dt, rel)
+        frames = int(iops * dt * (1 + io_kb / 2))
+        self.hba_frames[host.host_port] += frames
+        for port in (host.switch_port, host.array_port):
+            c = self.ports[(host.switch, port)]
+            c["in-frames"] += frames // 2
+            c["out-frames"] += frames - frames // 2
+            c["in-words"] += int(mbps * dt * 1024 * 1024 / 8)
+            c["out-words"] += int(mbps * dt * 1024 * 1024 / 8)
+            delay = self.slow_drain_us(host.switch, port, rel)
+            if delay:
+                c["bb-credit-zero"] += int(min(delay / 2000, 0.9) * dt / BB_CREDIT_TICK_S)
+                c["class3-out-discards"] += int(self.rng.poisson(delay / 500))
+
+    def _sql_counters(self, host: Host, fig: HostFigures, dt: float, rel: float) -> None:
+        c = self.sql[host.name]
+        n = len(host.databases)
+        throughput = 1.0
+        for e in self.s.events:
+            if e["type"] == "auto_tiering" and e.get("host_of_volume", e["volume"].rsplit("_", 1)[0]) == host.name:
+                throughput = 1 + 0.6 * (self.tier0_share(e["volume"], rel) / float(e.get("target_tier0", 0.22)))
+        for db in host.databases:
+            reads = int(self.rng.poisson(fig.read_iops * dt / n))
+            data_writes = int(self.rng.poisson(fig.write_iops * dt * (1 - LOG_WRITE_SHARE) / n))
+            log_writes = int(self.rng.poisson(fig.write_iops * dt * LOG_WRITE_SHARE / n))
+            for file, r, w in ((f"{db}", reads, data_writes), (f"{db}_log", 0, log_writes)):
+                c[(file, "reads")] += r
+                c[(file, "writes")] += w
+                c[(file, "read_bytes")] += r * 8192
+                c[(file, "write_bytes")] += w * 8192
+                c[(file, "read_latency_ms")] += round(r * fig.read_us / 1000)
+                c[(file, "write_latency_ms")] += round(w * fig.write_us / 1000)
+            c[(db, "Transactions/sec")] += int(self.rng.poisson((fig.read_iops + fig.write_iops) * dt / 20 / n * throughput))
+        c[("", "Batch Requests/sec")] += int(self.rng.poisson((fig.read_iops + fig.write_iops) * dt / 8 * throughput))
+        c[("", "PAGEIOLATCH_SH")] += round(fig.read_iops * dt * fig.read_us / 1000 * 0.05)
+        c[("", "WRITELOG")] += round(fig.write_iops * LOG_WRITE_SHARE * dt * fig.write_us / 1000)
