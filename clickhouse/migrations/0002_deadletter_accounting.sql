@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS sanlens.pipeline_accounting
 (
     window_start    DateTime64(3, 'UTC'),
     stage           LowCardinality(String),
+    site            LowCardinality(String),
     unit            LowCardinality(String),
     outcome         LowCardinality(String),
     reason          LowCardinality(String),
@@ -36,5 +37,5 @@ CREATE TABLE IF NOT EXISTS sanlens.pipeline_accounting
     loaded_at       DateTime64(3, 'UTC') DEFAULT now64(3)
 )
 ENGINE = MergeTree
-ORDER BY (stage, unit, window_start, outcome, reason)
+ORDER BY (stage, site, unit, window_start, outcome, reason)
 TTL toDateTime(window_start) + INTERVAL 90 DAY;

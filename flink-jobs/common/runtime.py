@@ -17,8 +17,11 @@ from pyflink.common import Configuration
 from pyflink.table import EnvironmentSettings, TableEnvironment
 
 
-def arguments(description: str) -> argparse.Namespace:
+def arguments(description: str, extra: list[tuple[tuple, dict]] = ()) -> argparse.Namespace:
+    """The options every job has, plus the job's own `extra` (argparse add_argument args, kwargs)."""
     ap = argparse.ArgumentParser(description=description)
+    for flags, kwargs in extra:
+        ap.add_argument(*flags, **kwargs)
     ap.add_argument("--kafka", default=os.environ.get("SANLENS_KAFKA", "127.0.0.1:9092"))
     ap.add_argument("--rest-port", type=int, default=int(os.environ.get("SANLENS_FLINK_REST_PORT", 8081)))
     ap.add_argument("--parallelism", type=int, default=2)

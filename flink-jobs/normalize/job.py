@@ -13,12 +13,14 @@ JOB = "normalize"
 
 
 def main() -> None:
-    args = runtime.arguments(__doc__)
+    args = runtime.arguments(__doc__, [
+        (("--input",), {"default": "telemetry.metrics", "help": "topic of raw Telegraf JSON"}),
+        (("--output-prefix",), {"default": "telemetry", "help": "writes PREFIX.samples, .deadletter, .accounting"})])
     env = runtime.table_env(JOB, args)
     env.add_python_file(str(JOBS_DIR / "normalize"))
     env.create_temporary_function("decode_record", functions.decode_record)
-    env.execute_sql(tables.raw_metrics(runtime.kafka_options(args, JOB, "telemetry.metrics")))
-    for ddl in tables.sinks(args.kafka):
+    env.execute_sql(tables.raw_metrics(runtime.kafka_options(args, JOB, args.input)))
+    for ddl in tables.sinks(args.kafka, args.output_prefix):
         env.execute_sql(ddl)
     for view in (tables.DECODED, tables.PAIRED, tables.JUDGED, tables.OUTCOMES):
         env.execute_sql(view)

@@ -31,16 +31,17 @@ def _sink(name: str, topic: str, bootstrap: str, columns: str) -> str:
             'sink.delivery-guarantee' = 'at-least-once')"""
 
 
-def sinks(bootstrap: str) -> list[str]:
+def sinks(bootstrap: str, prefix: str = "telemetry") -> list[str]:
     entity_columns = "".join(f"\n        `{key}` STRING," for key in ENTITY_KEYS)
     return [
-        _sink("samples", "telemetry.samples", bootstrap, f"""
+        _sink("samples", f"{prefix}.samples", bootstrap, f"""
         ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, unit STRING, bucket INT,{entity_columns[:-1]}"""),
-        _sink("deadletter", "telemetry.deadletter", bootstrap, """
+        _sink("deadletter", f"{prefix}.deadletter", bootstrap, """
         ts TIMESTAMP_LTZ(3), stage STRING, reason STRING, detail STRING, topic STRING, `partition` INT,
         `offset` BIGINT, payload STRING"""),
-        _sink("accounting", "telemetry.accounting", bootstrap, """
-        window_start TIMESTAMP_LTZ(3), stage STRING, unit STRING, outcome STRING, reason STRING, records BIGINT"""),
+        _sink("accounting", f"{prefix}.accounting", bootstrap, """
+        window_start TIMESTAMP_LTZ(3), stage STRING, site STRING, unit STRING, outcome STRING, reason STRING,
+        records BIGINT"""),
     ]
 
 
@@ -99,19 +100,19 @@ INSERT_DEADLETTERS = """
 # out or dropped with its reason. Windows are by arrival time.
 OUTCOMES = """
     CREATE TEMPORARY VIEW outcomes AS
-    SELECT arrival, 'records' AS unit, 'in' AS outcome, '' AS reason FROM decoded WHERE `first`
+    SELECT arrival, site, 'records' AS unit, 'in' AS outcome, '' AS reason FROM decoded WHERE `first`
     UNION ALL
-    SELECT arrival, 'records', CASE WHEN outcome = 'dead' THEN 'deadletter' ELSE 'out' END,
+    SELECT arrival, site, 'records', CASE WHEN outcome = 'dead' THEN 'deadletter' ELSE 'out' END,
         CASE WHEN outcome = 'dead' THEN reason ELSE '' END FROM decoded WHERE `first`
     UNION ALL
-    SELECT arrival, 'samples', 'in', '' FROM decoded WHERE outcome <> 'dead'
+    SELECT arrival, site, 'samples', 'in', '' FROM decoded WHERE outcome <> 'dead'
     UNION ALL
-    SELECT arrival, 'samples', 'dropped', reason FROM decoded WHERE outcome = 'dropped'
+    SELECT arrival, site, 'samples', 'dropped', reason FROM decoded WHERE outcome = 'dropped'
     UNION ALL
-    SELECT arrival, 'samples', verdict, verdict_reason FROM judged"""
+    SELECT arrival, site, 'samples', verdict, verdict_reason FROM judged"""
 
 INSERT_ACCOUNTING = f"""
     INSERT INTO accounting
-    SELECT window_start, 'normalize', unit, outcome, reason, COUNT(*)
+    SELECT window_start, 'normalize', COALESCE(site, ''), unit, outcome, reason, COUNT(*)
     FROM TABLE(TUMBLE(TABLE outcomes, DESCRIPTOR(arrival), {WINDOW}))
-    GROUP BY window_start, window_end, unit, outcome, reason"""
+    GROUP BY window_start, window_end, site, unit, outcome, reason"""

@@ -1,0 +1,125 @@
+"""The normalise job, really running on the local stack, fed straight through Kafka (the contract's
+way to publish without Telegraf): canonical units, reset-safe deltas, dead letters, accounting."""
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import pytest
+from confluent_kafka import Producer
+
+from conftest import sanlens, wait_until
+from sanlensctl import config
+
+
+def publish(records, key: str) -> None:
+    producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    for record in records:
+        producer.produce("telemetry.metrics", record if isinstance(record, bytes) else json.dumps(record).encode(),
+                         key=key.encode())
+    assert producer.flush(30) == 0
+
+
+def dmv(site: str, t_ms: int, reads: int, stall_ms: int) -> dict:
+    return {"name": "sqlserver_database_io", "timestamp": t_ms,
+            "tags": {"host": f"{site}-h", "site": site, "sql_instance": f"{site}-h:MSSQLSERVER", "database_name": "db",
+                     "logical_filename": "db_data"},
+            "fields": {"reads": reads, "read_latency_ms": stall_ms}}
+
+
+@pytest.fixture(scope="module")
+def site(stack, ch):
+    """One series of DMV samples with an instance restart in the middle, and one Perfmon sample."""
+    site = f"it-{uuid.uuid4().hex[:8]}"
+    t0 = int(time.time() * 1000) - 120_000
+    counters = [(100, 1_200), (200, 2_400), (300, 3_600),        # 12 ms per read
+                (20, 100), (120, 1_300),                         # restart: counters start again
+                (220, 2_500)]
+    records = [dmv(site, t0 + i * 10_000, r, s) for i, (r, s) in enumerate(counters)]
+    records.append(dmv(site, t0 + 50_000, 220, 2_500))           # the same sample delivered twice
+    records.append({"name": "win_disk", "timestamp": t0, "fields": {"Avg._Disk_sec/Read": 0.012},
+                    "tags": {"host": f"{site}-h", "site": site, "instance": "E:", "objectname": "LogicalDisk"}})
+    publish(records, f"{site}-h")
+    wait_until(lambda: accounted(ch, site, "records", "in") == len(records), 120, "the records' accounting")
+    return site
+
+
+def accounted(ch, site: str, unit: str, outcome: str, reason: str | None = None) -> int:
+    where = "" if reason is None else " AND reason = {r:String}"
+    return ch.command("SELECT sum(records) FROM sanlens.pipeline_accounting WHERE site = {s:String} "
+                      f"AND unit = {{u:String}} AND outcome = {{o:String}}{where}",
+                      parameters={"s": site, "u": unit, "o": outcome, "r": reason or ""})
+
+
+def series(ch, site: str, metric: str) -> list[float]:
+    return [r[0] for r in ch.query("SELECT value FROM sanlens.metrics WHERE site = {s:String} AND metric = {m:String} "
+                                   "ORDER BY ts", parameters={"s": site, "m": metric}).result_rows]
+
+
+def test_perfmon_seconds_and_dmv_stalls_become_microseconds(ch, site):
+    assert series(ch, site, "disk.read_latency") == [12000.0]
+    # delta read_latency_ms 1,200 over delta reads 100 -> 12,000 us
+    # six samples: a baseline, two intervals, the reset (dropped), two intervals after it
+    latencies = wait_until(lambda: (v := series(ch, site, "file.read_latency")) and len(v) == 4 and v, 60, "latencies")
+    assert latencies == [12000.0] * 4
+    assert series(ch, site, "file.reads") == [10.0] * 4   # 100 reads in 10 s
+
+
+def test_an_interval_across_a_counter_reset_is_dropped_and_counted_never_negative(ch, site):
+    values = series(ch, site, "file.read_latency") + series(ch, site, "file.reads")
+    assert min(values) >= 0 and max(series(ch, site, "file.read_latency")) == 12000.0
+    assert accounted(ch, site, "samples", "dropped", "counter reset") == 2          # reads and the stall
+    assert accounted(ch, site, "samples", "dropped", "baseline: first sample of a cumulative series") == 2
+    assert accounted(ch, site, "samples", "dropped", "duplicate") == 2
+
+
+def test_every_record_and_sample_is_accounted_for(ch, site):
+    records_in = accounted(ch, site, "records", "in")
+    assert records_in == 8 == accounted(ch, site, "records", "out")
+    samples_in = accounted(ch, site, "samples", "in")
+    assert samples_in == 15
+    out, dropped = accounted(ch, site, "samples", "out"), accounted(ch, site, "samples", "dropped")
+    assert out + dropped == samples_in
+    assert ch.command("SELECT count() FROM sanlens.metrics WHERE site = {s:String}", parameters={"s": site}) == out
+
+
+BAD = {
+    "not JSON": b"this is not json MARK",
+    "not a JSON object": b'"a string MARK"',
+    "missing field": {"name": "win_disk", "tags": {}, "fields": {"Disk_Reads_persec": 1}},
+    "unknown measurement": {"name": "win_toaster", "timestamp": 0, "tags": {}, "fields": {"crumbs": 1}},
+    "non-numeric value": {"name": "win_disk", "timestamp": 0, "tags": {}, "fields": {"Disk_Reads_persec": "lots"}},
+    "non-finite value": b'{"name":"win_disk","timestamp":NOW,"tags":{"marker":"MARK"},"fields":{"Disk_Reads_persec":NaN}}',
+    "negative value": {"name": "win_disk", "timestamp": 0, "tags": {}, "fields": {"Disk_Reads_persec": -3}},
+    "timestamp in the future": {"name": "win_disk", "timestamp": 1, "tags": {}, "fields": {"Disk_Reads_persec": 1}},
+    "timestamp too old": {"name": "win_disk", "timestamp": 2, "tags": {}, "fields": {"Disk_Reads_persec": 1}},
+    "beyond physical bounds": {"name": "win_disk", "timestamp": 0, "tags": {},
+                               "fields": {"Avg._Disk_sec/Write": 3600}},
+}
+
+
+def test_each_kind_of_bad_input_lands_in_the_dead_letter_table_and_the_job_keeps_running(stack, ch):
+    marker = uuid.uuid4().hex[:8]
+    now = int(time.time() * 1000)
+    payloads = []
+    for reason, record in BAD.items():
+        if isinstance(record, dict):
+            record = dict(record, tags={"marker": marker})
+            record["timestamp"] = {1: now + 86_400_000, 2: now - 90 * 86_400_000}.get(record.get("timestamp"), now) \
+                if "timestamp" in record else None
+            record = {k: v for k, v in record.items() if v is not None}
+            payloads.append(json.dumps(record).encode())
+        else:
+            payloads.append(record.replace(b"MARK", marker.encode()).replace(b"NOW", str(now).encode()))
+    publish(payloads, f"bad-{marker}")
+    got = wait_until(lambda: (rows := dict(ch.query(
+        "SELECT reason, payload FROM sanlens.deadletter WHERE stage = 'normalize' AND position(payload, {m:String}) > 0",
+        parameters={"m": marker}).result_rows)) and len(rows) == len(BAD) and rows, 120, "ten dead letters")
+    assert set(got) == set(BAD)
+    assert sorted(got.values()) == sorted(p.decode() for p in payloads)   # the payload exactly as it came
+    assert json.loads(sanlens("status", "--json").stdout)["flink"]["detail"] == "normalize: RUNNING"
+    good = f"ok-{marker}"
+    publish([{"name": "win_disk", "timestamp": now, "tags": {"site": good, "host": good, "instance": "C:"},
+              "fields": {"Disk_Reads_persec": 5}}], good)
+    wait_until(lambda: series(ch, good, "disk.reads") == [5.0], 60, "a good record after the bad ones")

@@ -1,0 +1,132 @@
+"""The fleet simulator: calibration on DOMAIN.md, scenario checks, counters, and the shapes it serves
+compared with what the real Telegraf makes of them."""
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from ingest.simulator import __main__ as simulator, formats, latency, scenario
+from ingest.simulator.endpoints import Endpoints
+from ingest.simulator.fleet import Fleet
+from ingest.simulator.truth import Truth
+
+DEMO = ROOT / "ingest" / "scenarios" / "demo.yaml"
+
+
+def share_in_bucket(mix: latency.Mixture, n: int) -> float:
+    return float(mix.bucket_probabilities()[n])
+
+
+def test_bucket_bounds_are_3par_powers_of_two():
+    assert latency.BUCKET_UPPER_MS[0] == 2 ** -7 and latency.BUCKET_UPPER_MS[4] == 0.125
+    assert latency.BUCKET_UPPER_MS[10] == 8 and latency.BUCKET_UPPER_MS[31] == float("inf")
+
+
+def test_express_writes_calibration_matches_the_reference_figures():
+    before, after = latency.SSD_WRITE["3.1.3"], latency.SSD_WRITE["3.2.1"]
+    assert 0.08 <= share_in_bucket(before, 4) <= 0.12      # "about 10% of writes in the 0.125 ms bucket"
+    assert 0.37 <= share_in_bucket(after, 4) <= 0.43       # "nearly 40% after"
+    assert before.mean_ms() == pytest.approx(0.5, rel=0.02) and after.mean_ms() == pytest.approx(0.25, rel=0.02)
+    assert after.cdf(1.0) > before.cdf(1.0) > 0.85         # bursts stay under 1 ms more often
+    read = [latency.service_time("ssd", fw, "read", 0, 0.1).mean_ms() for fw in ("3.1.3", "3.2.1")]
+    assert read[0] == read[1]                               # reads unchanged
+
+
+def test_tier1_baseline_is_about_35_ms_and_tier0_share_brings_it_down():
+    base = latency.service_time("hybrid", "3.2.1", "read", latency.tier0_io_share(0.0), 0.1).mean_ms()
+    tiered = latency.service_time("hybrid", "3.2.1", "read", latency.tier0_io_share(0.22), 0.1).mean_ms()
+    assert 33 <= base <= 40 and tiered < base / 3
+
+
+def test_hba_queueing_dominates_only_near_the_queue_depth():
+    assert latency.host_queueing_us(20, 256, 400) < 20
+    assert latency.host_queueing_us(251, 256, 400) > 10 * 400
+
+
+def test_scenario_errors_name_the_problem(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    text = DEMO.read_text()
+    bad.write_text(text.replace("type: hba_saturation", "type: hba_meltdown"))
+    with pytest.raises(ValueError, match="unknown event type 'hba_meltdown'"):
+        scenario.load(bad)
+    bad.write_text(text.replace("host: acme-sql2, workload: datamining", "host: nobody, workload: datamining"))
+    with pytest.raises(ValueError, match="unknown host nobody"):
+        scenario.load(bad)
+
+
+def test_templates_expand_to_a_fleet_of_200_arrays():
+    s = scenario.load(ROOT / "ingest" / "scenarios" / "firmware-rollout.yaml")
+    assert len(s.arrays) == 200 and len(s.hosts) == 200
+    assert {a.firmware for a in s.arrays.values()} == {"3.1.3"}
+
+
+def play(s, intervals: int, tmp_path: Path) -> tuple[Fleet, Truth]:
+    fleet = Fleet(s, 1_700_000_000.0)
+    truth = Truth(tmp_path, fleet)
+    for _ in range(intervals):
+        fleet.step()
+        truth.interval()
+    return fleet, truth
+
+
+def test_events_change_the_fleet_when_planted(tmp_path):
+    s = scenario.load(DEMO)
+    fleet, truth = play(s, 35, tmp_path)          # 350 s: first wave at 300 s, second at 500 s
+    assert fleet.firmware["acme-af1"] == "3.2.1" and fleet.firmware["acme-af2"] == "3.1.3"
+    fleet.step()
+    before_restart = fleet.sql["acme-sql1"][("tpce", "reads")]
+    for _ in range(26):                            # through the instance restart at 600 s
+        fleet.step()
+    assert 0 < fleet.sql["acme-sql1"][("tpce", "reads")] < before_restart
+    truth.close(fleet.start_s)
+    events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    slow = next(e for e in events if e["type"] == "slow_drain")
+    assert slow["contributor"] == "fabric" and slow["affected"] == ["acme-sql1", "acme-sql2"]
+
+
+def test_slow_drain_adds_fabric_latency_only_on_paths_through_the_port(tmp_path):
+    s = scenario.load(DEMO)
+    fleet, _ = play(s, 55, tmp_path)               # 550 s: slow drain since 500 s
+    assert fleet.hosts["acme-sql1"].fabric_us > 1000 and fleet.hosts["acme-sql2"].fabric_us > 1000
+    assert fleet.hosts["acme-sql4"].fabric_us < 100
+
+
+def test_histogram_counts_add_up_to_the_ios_of_each_interval(tmp_path):
+    s = scenario.load(DEMO)
+    fleet, _ = play(s, 3, tmp_path)
+    volume = fleet.volumes["acme-sql1_data"]
+    assert volume.rhist.sum() > 0 and volume.whist.sum() > 0
+    fleet.step()
+    assert fleet.volumes["acme-sql1_data"].rhist.sum() == volume.rhist.sum()  # cumulative, same object
+    totals = sum(c.sum() for (h, a, fw, d), c in fleet.truth_histograms.items() if a == "acme-af1" and d == "read")
+    assert totals == sum(fleet.volumes[v.name].rhist.sum() for v in s.arrays["acme-af1"].volumes)
+
+
+def test_backfill_records_have_the_shape_telegraf_gives_the_served_documents(tmp_path):
+    """The real Telegraf polls the simulator's endpoints with the rendered poller config; its metrics
+    must have the same measurements, tags and fields as the backfill produces without it."""
+    s = scenario.load(DEMO)
+    fleet, truth = play(s, 2, tmp_path)
+    endpoints = Endpoints(fleet, truth, threading.Lock(), 0).start()
+    try:
+        config = tmp_path / "pollers.conf"
+        config.write_text('[agent]\n  omit_hostname = true\n' + simulator.telegraf_pollers(s, endpoints.base_url, 10)
+                          + '\n[[outputs.file]]\n  files = ["stdout"]\n  data_format = "json"\n')
+        out = subprocess.run([str(ROOT / ".sanlens" / "bin" / "telegraf"), "--config", str(config), "--once",
+                              "--quiet"], capture_output=True, text=True, timeout=60)
+    finally:
+        endpoints.stop()
+    assert out.returncode == 0, out.stderr
+    polled = [json.loads(line) for line in out.stdout.splitlines()]
+
+    def shape(name, tags, fields):
+        return name, tuple(sorted(k for k in tags if k != "url")), tuple(sorted(fields))
+
+    assert sorted(shape(m["name"], m["tags"], m["fields"]) for m in polled) == \
+        sorted(shape(*m) for m in formats.polled_metrics(fleet))
+    assert {m["timestamp"] for m in polled} == {int(fleet.t)}  # the sample time, not the poll time
