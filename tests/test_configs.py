@@ -12,10 +12,46 @@ from sanlensctl import config
 from sanlensctl.components import telegraf
 
 
-def test_local_telegraf_config_passes_telegraf_config_check():
-    out = subprocess.run([str(telegraf.BINARY), "config", "check", "--config", str(telegraf.CONFIG)],
-                         capture_output=True, text=True, env=telegraf.env(), timeout=60)
+SITE_ENV = {"SANLENS_SITE": "site", "SANLENS_KAFKA": "kafka:9092", "SANLENS_API_GATEWAY": "gateway:8443",
+            "SANLENS_SQL_DSN": "Server=localhost;Port=1433;app name=telegraf;log=1;"}
+
+
+def config_check(path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(telegraf.BINARY), "config", "check", "--config", str(path)],
+                          capture_output=True, text=True, env={**telegraf.env(), **SITE_ENV}, timeout=60)
+
+
+def test_local_and_poller_telegraf_configs_pass_telegraf_config_check():
+    for path in (telegraf.CONFIG, ROOT / "ingest" / "telegraf" / "poller" / "telegraf.conf"):
+        out = config_check(path)
+        assert out.returncode == 0, (path, out.stdout + out.stderr)
+
+
+def test_host_config_passes_config_check_except_its_windows_only_plugin(tmp_path):
+    """win_perf_counters exists only in Windows builds of Telegraf; everything else is checked here."""
+    text = (ROOT / "ingest" / "telegraf" / "host" / "telegraf.conf").read_text()
+    linux = re.sub(r"\[\[inputs\.win_perf_counters\]\].*?(?=\n# sys\.dm_io)", "", text, flags=re.S)
+    assert "win_perf_counters" not in linux and "[[inputs.sqlserver]]" in linux
+    (tmp_path / "host.conf").write_text(linux)
+    out = config_check(tmp_path / "host.conf")
     assert out.returncode == 0, out.stdout + out.stderr
+    assert config_check(ROOT / "ingest" / "telegraf" / "host" / "telegraf.conf").returncode != 0  # as the README says
+
+
+def test_sample_poller_config_is_what_pollers_py_renders():
+    from ingest.telegraf import pollers
+
+    sample = (ROOT / "ingest" / "telegraf" / "poller" / "telegraf.conf").read_text()
+    assert pollers.render(**pollers.EXAMPLE) in sample
+
+
+def test_every_measurement_the_configs_emit_is_in_the_normalise_catalog():
+    catalog = yaml.safe_load((ROOT / "flink-jobs" / "normalize" / "catalog.yaml").read_text())["measurements"]
+    host = (ROOT / "ingest" / "telegraf" / "host" / "telegraf.conf").read_text()
+    poller = (ROOT / "ingest" / "telegraf" / "poller" / "telegraf.conf").read_text()
+    emitted = set(re.findall(r'Measurement = "(\w+)"', host)) | set(re.findall(r'measurement_name = "(\w+)"', poller))
+    emitted |= {"sqlserver_database_io", "sqlserver_performance", "sqlserver_waitstats", "internal_agent"}
+    assert emitted <= set(catalog), emitted - set(catalog)
 
 
 def test_docker_compose_uses_the_projects_own_files():

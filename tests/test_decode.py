@@ -9,15 +9,15 @@ import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "flink-jobs"))
-from normalize.decode import DEAD, DROPPED, ROW_FIELDS, SAMPLE, decode, load_catalog  # noqa: E402
+from normalize.decode import DEAD, DECODED, ENTITY_KEYS, decode, load_catalog  # noqa: E402
+from normalize.functions import encode  # noqa: E402
 
 CATALOG = load_catalog()
 NOW = 1_795_000_000_000
 
 
-def rows(record, arrival=NOW):
-    payload = record if isinstance(record, str) else json.dumps(record)
-    return [dict(zip(ROW_FIELDS, r)) for r in decode(payload, arrival, CATALOG)]
+def decoded(record, arrival=NOW):
+    return decode(record if isinstance(record, str) else json.dumps(record), arrival, CATALOG)
 
 
 def win_disk(**fields):
@@ -26,40 +26,48 @@ def win_disk(**fields):
 
 
 def test_perfmon_seconds_become_microseconds_and_entities_come_from_tags():
-    out = rows(win_disk(**{"Avg._Disk_sec/Read": 0.012, "Disk_Reads_persec": 250}))
-    assert [(r["metric"], r["num"], r["unit"], r["kind"]) for r in out] == [
+    d = decoded(win_disk(**{"Avg._Disk_sec/Read": 0.012, "Disk_Reads_persec": 250}))
+    assert d.outcome == DECODED and d.ts_ms == NOW
+    assert [(x.metric, x.num, x.unit, x.kind) for x in d.samples] == [
         ("disk.read_latency", 12000.0, "us", "gauge"), ("disk.reads", 250.0, "1/s", "gauge")]
-    assert out[0]["first"] and not out[1]["first"]
-    assert (out[0]["host"], out[0]["disk"], out[0]["site"]) == ("h", "E:", "s")
+    entity = dict(zip(ENTITY_KEYS, d.entity))
+    assert (entity["host"], entity["disk"], entity["site"]) == ("h", "E:", "s")
 
 
 def test_dmv_stall_is_paired_with_its_count_for_the_ratio():
-    out = rows({"name": "sqlserver_database_io", "timestamp": NOW,
-                "tags": {"sql_instance": "h:MSSQL", "database_name": "db", "logical_filename": "db_data"},
-                "fields": {"reads": 100, "read_latency_ms": 1200}})
-    ratio = next(r for r in out if r["metric"] == "file.read_latency")
-    assert (ratio["kind"], ratio["num"], ratio["den"], ratio["unit"]) == ("ratio", 1_200_000.0, 100.0, "us")
-    assert (ratio["database"], ratio["file"]) == ("db", "db_data")
+    d = decoded({"name": "sqlserver_database_io", "timestamp": NOW,
+                 "tags": {"sql_instance": "h:MSSQL", "database_name": "db", "logical_filename": "db_data"},
+                 "fields": {"reads": 100, "read_latency_ms": 1200}})
+    ratio = next(x for x in d.samples if x.metric == "file.read_latency")
+    assert (ratio.kind, ratio.num, ratio.den, ratio.unit) == ("ratio", 1_200_000.0, 100.0, "us")
+    entity = dict(zip(ENTITY_KEYS, d.entity))
+    assert (entity["database"], entity["file"]) == ("db", "db_data")
 
 
 def test_histogram_buckets_keep_their_index():
-    fields = {f"whist{n}": n for n in range(32)}
-    out = rows({"name": "array_vv_histogram", "timestamp": NOW, "tags": {"array": "a", "volumeName": "v"},
-                "fields": fields})
-    assert sorted(r["bucket"] for r in out) == list(range(32))
-    assert {r["metric"] for r in out} == {"volume.write_service_time_hist"}
+    d = decoded({"name": "array_vv_histogram", "timestamp": NOW, "tags": {"array": "a", "volumeName": "v"},
+                 "fields": {f"whist{n}": n for n in range(32)}})
+    assert sorted(x.bucket for x in d.samples) == list(range(32))
+    assert {x.metric for x in d.samples} == {"volume.write_service_time_hist"}
 
 
 def test_counters_selected_by_a_tag_and_unknown_fields_are_dropped_not_lost():
-    out = rows({"name": "sqlserver_performance", "timestamp": NOW,
-                "tags": {"counter": "Batch Requests/sec", "object": "SQLServer:SQL Statistics"},
-                "fields": {"value": 10, "extra": 1}})
-    assert [(r["outcome"], r["metric"] or r["reason"]) for r in out] == [
-        (SAMPLE, "sql.batch_requests"), (DROPPED, "field not in catalog")]
-    other = rows({"name": "sqlserver_performance", "timestamp": NOW, "tags": {"counter": "Logins/sec"},
-                  "fields": {"value": 10}})
-    assert [(r["outcome"], r["reason"]) for r in other] == [(DROPPED, "field not in catalog")]
-    assert other[0]["first"]
+    d = decoded({"name": "sqlserver_performance", "timestamp": NOW,
+                 "tags": {"counter": "Batch Requests/sec", "object": "SQLServer:SQL Statistics"},
+                 "fields": {"value": 10, "extra": 1}})
+    assert [x.metric for x in d.samples] == ["sql.batch_requests"]
+    assert d.unknown_fields == ["sqlserver_performance.extra"]
+    other = decoded({"name": "sqlserver_performance", "timestamp": NOW, "tags": {"counter": "Logins/sec"},
+                     "fields": {"value": 10}})
+    assert other.samples == [] and other.unknown_fields == ["sqlserver_performance.value"]
+
+
+def test_the_flink_encoding_packs_every_sample_and_counts():
+    d = decoded(win_disk(**{"Avg._Disk_sec/Read": 0.012, "Foo": 1}))
+    outcome, reason, _, series, ts, entity, samples, n_samples, n_unknown = encode(d)
+    assert (outcome, reason, ts, n_samples, n_unknown) == (DECODED, "", NOW, 2, 1)
+    assert samples.split("\x1e") == ["disk.read_latency\x1fgauge\x1fus\x1f-1\x1f12000.0\x1f"]
+    assert entity.split("\x1f")[:3] == ["s", "h", "E:"] and series.startswith("win_disk|")
 
 
 BAD = {
@@ -80,11 +88,10 @@ BAD = {
 
 @pytest.mark.parametrize("reason", BAD)
 def test_each_kind_of_bad_record_is_refused_whole_with_its_own_reason(reason):
-    out = rows(BAD[reason])
-    assert len(out) == 1 and out[0]["outcome"] == DEAD and out[0]["first"]
-    assert out[0]["reason"] == reason
+    d = decoded(BAD[reason])
+    assert (d.outcome, d.reason, d.samples) == (DEAD, reason, [])
 
 
 def test_nan_is_refused_like_infinity():
-    out = rows('{"name":"win_disk","timestamp":%d,"tags":{},"fields":{"Disk_Reads_persec":NaN}}' % NOW)
-    assert (out[0]["reason"], out[0]["detail"]) == ("non-finite value", "Disk_Reads_persec = nan")
+    d = decoded('{"name":"win_disk","timestamp":%d,"tags":{},"fields":{"Disk_Reads_persec":NaN}}' % NOW)
+    assert (d.reason, d.detail) == ("non-finite value", "Disk_Reads_persec = nan")

@@ -1,5 +1,7 @@
 -- Histogram samples carry their 3PAR bucket (0..31); every other sample has bucket = -1.
 ALTER TABLE sanlens.metrics ADD COLUMN IF NOT EXISTS bucket Int8 DEFAULT -1 AFTER unit;
+-- When the source record reached Kafka: ts is when it was measured, loaded_at when it was loaded.
+ALTER TABLE sanlens.metrics ADD COLUMN IF NOT EXISTS arrived_at DateTime64(3, 'UTC') AFTER tags;
 
 -- Records the pipeline could not use (telemetry.deadletter): the reason, and the payload as it came.
 CREATE TABLE IF NOT EXISTS sanlens.deadletter

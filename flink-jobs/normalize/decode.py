@@ -3,15 +3,15 @@
 Pure Python and stateless: the job calls it as a table function (SQL cannot walk a JSON object's
 keys); everything stateful (deltas, resets, duplicates) happens in Flink SQL afterwards.
 
-A record is either refused as a whole (one DEAD row: reason + detail, for the dead-letter topic) or
-turned into one SAMPLE row per catalogued field, plus one DROPPED row per field the catalog does not
-know. The first row of every record has first = True, so records can be counted exactly.
+A record is either refused as a whole (outcome DEAD, with a reason and a detail for the dead-letter
+topic) or DECODED into one sample per catalogued field, plus the names of the fields the catalog
+does not know (counted as dropped samples).
 """
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -19,11 +19,29 @@ import yaml
 CATALOG_FILE = Path(__file__).resolve().parent / "catalog.yaml"
 ENTITY_KEYS = ["site", "host", "disk", "sql_instance", "database", "file", "array", "volume", "host_port",
                "switch", "port"]
-SAMPLE, DROPPED, DEAD = "sample", "dropped", "dead"
+DECODED, DEAD = "decoded", "dead"
 
-# (first, outcome, reason, detail, series, metric, kind, unit, bucket, num, den, ts_ms, *entity keys)
-ROW_FIELDS = ["first", "outcome", "reason", "detail", "series", "metric", "kind", "unit", "bucket", "num", "den",
-              "ts_ms", *ENTITY_KEYS]
+
+@dataclass(frozen=True)
+class Sample:
+    metric: str
+    kind: str          # gauge | counter | ratio | histogram
+    unit: str
+    bucket: int        # 0..31 for histograms, else -1
+    num: float         # the value, scaled
+    den: float | None  # ratio: the count it is divided by
+
+
+@dataclass
+class Decoded:
+    outcome: str
+    reason: str = ""
+    detail: str = ""
+    series: str = ""
+    ts_ms: int = 0
+    entity: list[str] = field(default_factory=lambda: [""] * len(ENTITY_KEYS))
+    samples: list[Sample] = field(default_factory=list)
+    unknown_fields: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -98,26 +116,23 @@ def _parse(payload: str | None, arrival_ms: int, catalog: dict):
     return name, ts, fields, {k: str(v) for k, v in tags.items()}, measurement
 
 
-def decode(payload: str | None, arrival_ms: int, catalog: dict) -> list[tuple]:
+def decode(payload: str | None, arrival_ms: int, catalog: dict) -> Decoded:
     try:
         name, ts, fields, tags, measurement = _parse(payload, arrival_ms, catalog)
-        rows = _samples(name, ts, fields, tags, measurement)
+        return _samples(name, ts, fields, tags, measurement)
     except Refused as refused:
-        return [(True, DEAD, refused.reason, refused.detail, None, None, None, None, None, None, None, None,
-                 *[None] * len(ENTITY_KEYS))]
-    rows[0] = (True, *rows[0][1:])
-    return rows
+        return Decoded(DEAD, refused.reason, refused.detail)
 
 
-def _samples(name: str, ts: int, fields: dict, tags: dict, measurement: dict) -> list[tuple]:
+def _samples(name: str, ts: int, fields: dict, tags: dict, measurement: dict) -> Decoded:
     entity = [tags.get(measurement["entity"].get(key, key), "") for key in ENTITY_KEYS]
     series = name + "|" + "|".join(f"{k}={tags[k]}" for k in sorted(tags))
     catalogued = measurement["fields"]
     if measurement["by_tag"]:
         selector = tags.get(measurement["by_tag"], "")
         catalogued = {f.source: f for key, f in catalogued.items() if key == selector}
-    rows, used = [], set()
-    for key, spec in catalogued.items():
+    samples, used = [], set()
+    for spec in catalogued.values():
         if spec.source not in fields:
             continue
         value = _number(spec.source, fields[spec.source])
@@ -130,11 +145,7 @@ def _samples(name: str, ts: int, fields: dict, tags: dict, measurement: dict) ->
             if spec.per not in fields:
                 raise Refused("missing field", f"{spec.per} (needed for {spec.source})")
             den = _number(spec.per, fields[spec.per])
-        rows.append((False, SAMPLE, "", "", series, spec.metric, spec.kind, spec.unit, spec.bucket,
-                     value * spec.scale, den, ts, *entity))
+        samples.append(Sample(spec.metric, spec.kind, spec.unit, spec.bucket, value * spec.scale, den))
         used.add(spec.source)
-    for field in fields:
-        if field not in used:
-            rows.append((False, DROPPED, "field not in catalog", f"{name}.{field}", series, None, None, None, None, None, None, ts,
-                         *entity))
-    return rows
+    return Decoded(DECODED, series=series, ts_ms=ts, entity=entity, samples=samples,
+                   unknown_fields=[f"{name}.{f}" for f in fields if f not in used])

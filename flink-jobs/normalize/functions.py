@@ -1,12 +1,25 @@
-"""The normalise job's one Python function: decode a raw record (decode.py) as a table function."""
-from pyflink.table import DataTypes
+"""The normalise job's one Python function: decode a raw record (decode.py) as a table function.
+
+It returns one row per record. The samples travel as one string (fields joined by U+001F, samples
+by U+001E) that Flink SQL splits again: one row and eight columns per record cross the Python
+boundary instead of a row per sample, which is what made the first version slow (docs/benchmarks.md).
+"""
+from pyflink.table import DataTypes as T
 from pyflink.table.udf import TableFunction, udtf
 
-from normalize.decode import ENTITY_KEYS, decode, load_catalog
+from normalize.decode import load_catalog, decode
 
-T = DataTypes
-RESULT_TYPES = [T.BOOLEAN(), T.STRING(), T.STRING(), T.STRING(), T.STRING(), T.STRING(), T.STRING(), T.STRING(),
-                T.INT(), T.DOUBLE(), T.DOUBLE(), T.BIGINT(), *[T.STRING()] * len(ENTITY_KEYS)]
+FIELD, RECORD = "\x1f", "\x1e"
+COLUMNS = ["outcome", "reason", "detail", "series", "ts_ms", "entity", "samples", "n_samples", "n_unknown"]
+RESULT_TYPES = [T.STRING(), T.STRING(), T.STRING(), T.STRING(), T.BIGINT(), T.STRING(), T.STRING(), T.INT(),
+                T.INT()]
+
+
+def encode(d) -> tuple:
+    samples = RECORD.join(FIELD.join((s.metric, s.kind, s.unit, str(s.bucket), repr(s.num),
+                                      "" if s.den is None else repr(s.den))) for s in d.samples)
+    return (d.outcome, d.reason, d.detail, d.series, d.ts_ms, FIELD.join(d.entity), samples,
+            len(d.samples) + len(d.unknown_fields), len(d.unknown_fields))
 
 
 class DecodeRecord(TableFunction):
@@ -14,7 +27,7 @@ class DecodeRecord(TableFunction):
         self.catalog = load_catalog()
 
     def eval(self, payload, arrival_ms):
-        yield from decode(payload, arrival_ms, self.catalog)
+        yield encode(decode(payload, arrival_ms, self.catalog))
 
 
 decode_record = udtf(DecodeRecord(), result_types=RESULT_TYPES)

@@ -22,7 +22,7 @@ def main() -> None:
     env.execute_sql(tables.raw_metrics(runtime.kafka_options(args, JOB, args.input)))
     for ddl in tables.sinks(args.kafka, args.output_prefix):
         env.execute_sql(ddl)
-    for view in (tables.DECODED, tables.PAIRED, tables.JUDGED, tables.OUTCOMES):
+    for view in (tables.DECODED, tables.SAMPLES, tables.PAIRED, tables.JUDGED, tables.OUTCOMES):
         env.execute_sql(view)
     statements = env.create_statement_set()
     for insert in (tables.INSERT_SAMPLES, tables.INSERT_DEADLETTERS, tables.INSERT_ACCOUNTING):

@@ -2,7 +2,8 @@
 job's own accounting out (docs/contract.md)."""
 from __future__ import annotations
 
-from normalize.decode import ENTITY_KEYS, ROW_FIELDS
+from normalize.decode import ENTITY_KEYS
+from normalize.functions import COLUMNS
 
 WINDOW = "INTERVAL '10' SECOND"
 
@@ -28,14 +29,16 @@ def _sink(name: str, topic: str, bootstrap: str, columns: str) -> str:
     CREATE TABLE {name} ({columns}
     ) WITH ('connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '{bootstrap}',
             'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601',
-            'sink.delivery-guarantee' = 'at-least-once')"""
+            'sink.delivery-guarantee' = 'at-least-once', 'properties.compression.type' = 'lz4',
+            'properties.linger.ms' = '20', 'properties.batch.size' = '524288')"""
 
 
 def sinks(bootstrap: str, prefix: str = "telemetry") -> list[str]:
     entity_columns = "".join(f"\n        `{key}` STRING," for key in ENTITY_KEYS)
     return [
         _sink("samples", f"{prefix}.samples", bootstrap, f"""
-        ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, unit STRING, bucket INT,{entity_columns[:-1]}"""),
+        ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, unit STRING, bucket INT,{entity_columns}
+        arrived_at TIMESTAMP_LTZ(3)"""),
         _sink("deadletter", f"{prefix}.deadletter", bootstrap, """
         ts TIMESTAMP_LTZ(3), stage STRING, reason STRING, detail STRING, topic STRING, `partition` INT,
         `offset` BIGINT, payload STRING"""),
@@ -45,22 +48,44 @@ def sinks(bootstrap: str, prefix: str = "telemetry") -> list[str]:
     ]
 
 
-_DECODED_COLUMNS = ", ".join(f"`{c}`" for c in ROW_FIELDS)
+def _part(column: str, i: int) -> str:
+    return f"SPLIT_INDEX({column}, CHR(31), {i})"
+
+
 DECODED = f"""
     CREATE TEMPORARY VIEW decoded AS
-    SELECT r.payload, r.kafka_topic, r.kafka_partition, r.kafka_offset, r.arrival, r.proc, d.*
+    SELECT r.payload, r.kafka_topic, r.kafka_partition, r.kafka_offset, r.arrival, r.proc,
+        d.outcome, d.reason, d.detail, d.series, d.ts_ms, d.entity, d.samples, d.n_samples, d.n_unknown,
+        COALESCE({_part("d.entity", 0)}, '') AS site
     FROM raw_metrics AS r,
-         LATERAL TABLE(decode_record(r.payload, CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), r.arrival) AS BIGINT) * 1000)) AS d({_DECODED_COLUMNS})"""
+         LATERAL TABLE(decode_record(r.payload, CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), r.arrival) AS BIGINT) * 1000))
+         AS d({", ".join(COLUMNS)})"""
+
+# One row per sample, still packed (metric, kind, unit, bucket, num, den joined by U+001F): the
+# stateful step below carries the packed string, and both outputs unpack it after that step, so
+# that they share one OVER aggregation instead of each planning its own.
+SAMPLES = f"""
+    CREATE TEMPORARY VIEW decoded_samples AS
+    SELECT d.arrival, d.proc, d.ts_ms, d.entity, x.s,
+        d.series || CHR(31) || {_part("x.s", 0)} || CHR(31) || {_part("x.s", 3)} AS series_key
+    FROM decoded AS d CROSS JOIN UNNEST(SPLIT(d.samples, CHR(30))) AS x(s)
+    WHERE d.outcome = 'decoded' AND d.samples <> ''"""
 
 # Per series (one metric of one entity, one bucket), the previous sample in arrival order. A series
 # always comes from one source, hence one Kafka partition and one subtask: processing order is
 # arrival order, and nothing waits for a watermark.
-PAIRED = """
+PAIRED = f"""
     CREATE TEMPORARY VIEW paired AS
-    SELECT *,
-        LAG(num) OVER w AS prev_num, LAG(den) OVER w AS prev_den, LAG(ts_ms) OVER w AS prev_ts
-    FROM decoded WHERE outcome = 'sample'
-    WINDOW w AS (PARTITION BY series, metric, bucket ORDER BY proc)"""
+    SELECT arrival, ts_ms, entity, prev_ts,
+        {_part("s", 0)} AS metric, {_part("s", 1)} AS kind, {_part("s", 2)} AS unit,
+        CAST({_part("s", 3)} AS INT) AS bucket,
+        CAST({_part("s", 4)} AS DOUBLE) AS num, TRY_CAST({_part("s", 5)} AS DOUBLE) AS den,
+        CAST({_part("prev_s", 4)} AS DOUBLE) AS prev_num, TRY_CAST({_part("prev_s", 5)} AS DOUBLE) AS prev_den
+    FROM (
+        SELECT arrival, ts_ms, entity, s,
+            LAG(s) OVER (PARTITION BY series_key ORDER BY proc) AS prev_s,
+            LAG(ts_ms) OVER (PARTITION BY series_key ORDER BY proc) AS prev_ts
+        FROM decoded_samples)"""
 
 # The verdict on each sample: out with its canonical value, or dropped with the reason.
 JUDGED = """
@@ -86,9 +111,10 @@ JUDGED = """
             END AS canonical
         FROM paired)"""
 
+_ENTITY = ", ".join(f"COALESCE({_part('entity', i)}, '')" for i in range(len(ENTITY_KEYS)))
 INSERT_SAMPLES = f"""
     INSERT INTO samples
-    SELECT TO_TIMESTAMP_LTZ(ts_ms, 3), metric, canonical, unit, bucket, {', '.join(f'`{k}`' for k in ENTITY_KEYS)}
+    SELECT TO_TIMESTAMP_LTZ(ts_ms, 3), metric, canonical, unit, bucket, {_ENTITY}, arrival
     FROM judged WHERE verdict = 'out'"""
 
 INSERT_DEADLETTERS = """
@@ -100,19 +126,19 @@ INSERT_DEADLETTERS = """
 # out or dropped with its reason. Windows are by arrival time.
 OUTCOMES = """
     CREATE TEMPORARY VIEW outcomes AS
-    SELECT arrival, site, 'records' AS unit, 'in' AS outcome, '' AS reason FROM decoded WHERE `first`
+    SELECT arrival, site, 'records' AS unit, 'in' AS outcome, '' AS reason, 1 AS n FROM decoded
     UNION ALL
     SELECT arrival, site, 'records', CASE WHEN outcome = 'dead' THEN 'deadletter' ELSE 'out' END,
-        CASE WHEN outcome = 'dead' THEN reason ELSE '' END FROM decoded WHERE `first`
+        CASE WHEN outcome = 'dead' THEN reason ELSE '' END, 1 FROM decoded
     UNION ALL
-    SELECT arrival, site, 'samples', 'in', '' FROM decoded WHERE outcome <> 'dead'
+    SELECT arrival, site, 'samples', 'in', '', n_samples FROM decoded WHERE n_samples > 0
     UNION ALL
-    SELECT arrival, site, 'samples', 'dropped', reason FROM decoded WHERE outcome = 'dropped'
+    SELECT arrival, site, 'samples', 'dropped', 'field not in catalog', n_unknown FROM decoded WHERE n_unknown > 0
     UNION ALL
-    SELECT arrival, site, 'samples', verdict, verdict_reason FROM judged"""
+    SELECT arrival, COALESCE(SPLIT_INDEX(entity, CHR(31), 0), ''), 'samples', verdict, verdict_reason, 1 FROM judged"""
 
 INSERT_ACCOUNTING = f"""
     INSERT INTO accounting
-    SELECT window_start, 'normalize', COALESCE(site, ''), unit, outcome, reason, COUNT(*)
+    SELECT window_start, 'normalize', site, unit, outcome, reason, CAST(SUM(n) AS BIGINT)
     FROM TABLE(TUMBLE(TABLE outcomes, DESCRIPTOR(arrival), {WINDOW}))
     GROUP BY window_start, window_end, site, unit, outcome, reason"""

@@ -28,8 +28,8 @@ class Run:
     """A scenario being played; `progress` is called after every interval with (interval, records sent)."""
 
     def __init__(self, scenario: Scenario, truth_dir: Path, kafka: str, duration_s: float | None = None,
-                 speed: float = 1.0, backfill: bool = False):
-        self.s, self.kafka, self.speed = scenario, kafka, speed
+                 speed: float = 1.0, backfill: bool = False, topic: str = TOPIC):
+        self.s, self.kafka, self.speed, self.topic = scenario, kafka, speed, topic
         self.duration = duration_s or scenario.duration_s
         wall = 0.0 if backfill else self.duration / speed
         self.start_s = time.time() - self.duration + wall
@@ -93,7 +93,7 @@ class Run:
     def _produce(self, value: bytes, key: str) -> None:
         while True:
             try:
-                self.producer.produce(TOPIC, value, key=key.encode())
+                self.producer.produce(self.topic, value, key=key.encode())
                 return
             except BufferError:
                 self.producer.poll(0.5)

@@ -18,7 +18,7 @@ SWITCH_MEASUREMENT = "brocade_fc_port"
 
 
 def _tags(**tags: str) -> str:
-    return "".join(f'      {k} = "{v}"\n' for k, v in tags.items())
+    return "".join(f'    {k} = "{v}"\n' for k, v in tags.items())
 
 
 def array_block(name: str, site: str, base_url: str, interval: str, hybrid: bool) -> str:
@@ -61,6 +61,12 @@ def switch_block(name: str, site: str, base_url: str, interval: str) -> str:
       path = "Response.fibrechannel-statistics"
       tags = ["name"]
 """
+
+
+# The sample config (poller/telegraf.conf) is this example rendered between its header and its output.
+EXAMPLE = {"arrays": [("array01", "${SANLENS_SITE}", False), ("array02", "${SANLENS_SITE}", True)],
+           "switches": [("fabric-a-sw1", "${SANLENS_SITE}")], "base_url": "https://${SANLENS_API_GATEWAY}",
+           "interval": "5m"}
 
 
 def render(arrays: list[tuple[str, str, bool]], switches: list[tuple[str, str]], base_url: str, interval: str) -> str:

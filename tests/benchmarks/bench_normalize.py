@@ -1,0 +1,153 @@
+"""Benchmark: the normalise job's throughput in samples/s, next to the raw Kafka consume rate, in one run.
+
+A backfill of the firmware-rollout scenario (200 arrays, their hosts and switches; at least 5 million
+samples) is produced to a fresh topic; then, on the same data, (1) a plain confluent-kafka consumer
+reads every message, once without and once with json.loads, and (2) the normalize job runs bounded
+(--bounded --from-earliest) into fresh output topics. The job's rate is measured on its output topic
+(first to last sample written), so JVM start-up is not counted; the wall time including it is printed too.
+Needs Kafka from `./sanlens up`.
+
+    .sanlens/venv/bin/python tests/benchmarks/bench_normalize.py [--hours 12] [--min-samples 5000000]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from confluent_kafka import Consumer, TopicPartition  # noqa: E402
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+from ingest.simulator import scenario as scenario_file  # noqa: E402
+from ingest.simulator.run import Run  # noqa: E402
+from sanlensctl import config  # noqa: E402
+
+SCENARIO = ROOT / "ingest" / "scenarios" / "firmware-rollout.yaml"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def end_offsets(topic: str) -> int:
+    c = Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": "bench-offsets", "log_level": 0})
+    try:
+        parts = c.list_topics(topic, timeout=10).topics[topic].partitions
+        return sum(c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts)
+    finally:
+        c.close()
+
+
+def consume_all(topic: str, total: int, parse: bool) -> float:
+    c = Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"bench-raw-{uuid.uuid4().hex[:6]}",
+                  "auto.offset.reset": "earliest", "enable.auto.commit": False, "log_level": 0,
+                  "fetch.max.bytes": 52428800})
+    c.subscribe([topic])
+    seen, t0 = 0, None
+    while seen < total:
+        for msg in c.consume(10000, timeout=1.0):
+            if msg.error():
+                continue
+            if t0 is None:
+                t0 = time.perf_counter()
+            if parse:
+                json.loads(msg.value())
+            seen += 1
+    elapsed = time.perf_counter() - t0
+    c.close()
+    return seen / elapsed
+
+
+def accounting_totals(topic: str) -> dict:
+    c = Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"bench-acc-{uuid.uuid4().hex[:6]}",
+                  "auto.offset.reset": "earliest", "log_level": 0})
+    c.assign([TopicPartition(topic, 0, 0)])
+    totals, high = {}, end_offsets(topic)
+    read = 0
+    while read < high:
+        msg = c.poll(5)
+        if msg is None:
+            break
+        read += 1
+        row = json.loads(msg.value())
+        key = (row["unit"], row["outcome"])
+        totals[key] = totals.get(key, 0) + row["records"]
+    c.close()
+    return totals
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hours", type=float, default=12)
+    ap.add_argument("--min-samples", type=int, default=5_000_000)
+    ap.add_argument("--parallelism", type=int, default=2)
+    args = ap.parse_args()
+    run_id = uuid.uuid4().hex[:6]
+    source, prefix = f"bench-{run_id}.metrics", f"bench-{run_id}"
+    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    topics = [NewTopic(source, 4, 1, config={"message.timestamp.type": "LogAppendTime"})]
+    topics += [NewTopic(f"{prefix}.{t}", 4 if t == "samples" else 1, 1) for t in ("samples", "deadletter", "accounting")]
+    for f in admin.create_topics(topics).values():
+        f.result(30)
+    try:
+        s = scenario_file.load(SCENARIO)
+        with tempfile.TemporaryDirectory(dir=config.TMP) as truth:
+            t0 = time.perf_counter()
+            run = Run(s, Path(truth), config.KAFKA_BOOTSTRAP, args.hours * 3600, backfill=True, topic=source)
+            records = run.backfill()
+            run.close()
+        produce_s = time.perf_counter() - t0
+        print(f"backfill: {records:,} records of {len(s.arrays)} arrays / {len(s.hosts)} hosts over "
+              f"{args.hours:g} h produced in {produce_s:.1f} s", flush=True)
+        raw = consume_all(source, records, parse=False)
+        parsed = consume_all(source, records, parse=True)
+
+        env = dict(config.tool_env(), JVM_ARGS=f"-Xmx640m -XX:-UsePerfData -Djava.io.tmpdir={config.TMP}",
+                   SANLENS_RUN=str(config.RUN / "bench"))
+        job = subprocess.Popen([sys.executable, str(ROOT / "flink-jobs" / "normalize" / "job.py"), "--input", source,
+                                "--output-prefix", prefix, "--bounded", "--from-earliest", "--group", prefix,
+                                "--rest-port", str(free_port()), "--parallelism", str(args.parallelism)],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        started, first, last, size = time.perf_counter(), None, None, 0
+        while job.poll() is None:
+            now_size = end_offsets(f"{prefix}.samples")
+            now = time.perf_counter()
+            if now_size and first is None:
+                first = now
+            if now_size > size:
+                size, last = now_size, now
+            time.sleep(0.5)
+        wall = time.perf_counter() - started
+        size = end_offsets(f"{prefix}.samples")
+        totals = accounting_totals(f"{prefix}.accounting")
+        samples_in = totals.get(("samples", "in"), 0)
+        per_record = samples_in / max(totals.get(("records", "in"), 1), 1)
+        job_s = max((last or 0) - (first or 0), 1e-9)
+        print(f"\n{'path':<44} {'records/s':>12} {'samples/s':>12}")
+        print(f"{'raw Kafka consume (confluent-kafka)':<44} {raw:>12,.0f} {raw * per_record:>12,.0f}")
+        print(f"{'raw Kafka consume + json.loads':<44} {parsed:>12,.0f} {parsed * per_record:>12,.0f}")
+        print(f"{'normalize job (first to last sample out)':<44} {records / job_s:>12,.0f} {samples_in / job_s:>12,.0f}")
+        print(f"{'normalize job (wall, with start-up)':<44} {records / wall:>12,.0f} {samples_in / wall:>12,.0f}")
+        print(f"\nsamples decoded {samples_in:,} ({per_record:.1f} per record), written {size:,}; "
+              f"records in {totals.get(('records', 'in'), 0):,} of {records:,} produced; job exit {job.returncode}")
+        if samples_in < args.min_samples:
+            print(f"warning: fewer than {args.min_samples:,} samples: raise --hours", file=sys.stderr)
+        return 0 if totals.get(("records", "in"), 0) == records else 1
+    finally:
+        admin.delete_topics([t.topic for t in topics])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
