@@ -96,7 +96,13 @@ def main() -> int:
     args = ap.parse_args()
     run_id = uuid.uuid4().hex[:6]
     source, prefix = f"bench-{run_id}.metrics", f"bench-{run_id}"
-    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "log_level": 0})
+    try:
+        admin.list_topics(timeout=5)
+    except Exception:
+        print(f"bench_normalize: error: no Kafka at {config.KAFKA_BOOTSTRAP}: start the stack with ./sanlens up",
+              file=sys.stderr)
+        return 2
     topics = [NewTopic(source, 4, 1, config={"message.timestamp.type": "LogAppendTime"})]
     topics += [NewTopic(f"{prefix}.{t}", 4 if t == "samples" else 1, 1) for t in ("samples", "deadletter", "accounting")]
     for f in admin.create_topics(topics).values():
