@@ -84,5 +84,14 @@ def test_every_record_telegraf_sent_is_loaded_dead_lettered_or_counted_as_droppe
     per_bucket = ch.command("SELECT uniqExact(bucket) FROM sanlens.metrics WHERE site = {s:String} "
                             "AND metric = 'volume.write_service_time_hist'", parameters={"s": site})
     assert per_bucket == 32
+    timeline = wait_until(lambda: (rows := ch.query(
+        "SELECT firmware, valid_from FROM sanlens.topology FINAL WHERE kind = 'array' AND array = {a:String} "
+        "ORDER BY valid_from", parameters={"a": f"t{run_id}-af"}).result_rows) and len(rows) == 2 and rows,
+        60, "the array's firmware timeline")
+    assert [fw for fw, _ in timeline] == ["3.1.3", "3.2.1"]
+    assert abs((timeline[1][1] - timeline[0][1]).total_seconds() - 30) < 0.01     # upgraded at 30 s
+    paths = ch.command("SELECT count() FROM sanlens.topology WHERE kind = 'path' AND site = {s:String}",
+                       parameters={"s": site})
+    assert paths == 2 * len(s.hosts)                                              # data and log disk per host
     truth_hosts = [json.loads(line) for line in (tmp_path / "truth" / "hosts.jsonl").read_text().splitlines()]
     assert {h["host"] for h in truth_hosts} == set(s.hosts)

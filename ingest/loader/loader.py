@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from sanlensctl import db  # noqa: E402  (the project's one ClickHouse client factory)
 
 DEFAULT_ROUTES = {"telemetry.samples": "sanlens.metrics", "telemetry.deadletter": "sanlens.deadletter",
-                  "telemetry.accounting": "sanlens.pipeline_accounting"}
+                  "telemetry.accounting": "sanlens.pipeline_accounting", "inventory.topology": "sanlens.topology",
+                  "telemetry.histograms": "sanlens.service_time_hist_10s"}
 DEADLETTER_TOPIC = "telemetry.deadletter"
 INSERT_SETTINGS = {"date_time_input_format": "best_effort", "input_format_skip_unknown_fields": 1}
 

@@ -183,18 +183,29 @@ def polled_metrics(fleet: Fleet) -> list[tuple[str, dict, dict]]:
 
 
 # -- topology: inventory.topology (compacted, keyed by entity) -------------------------------------
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds")
+
+
+def array_record(fleet: Fleet, name: str, valid_from: float) -> tuple[str, dict]:
+    """An array's inventory entry; published again, with its new valid_from, when its firmware changes."""
+    a = fleet.s.arrays[name]
+    return f"array/{a.name}", {"kind": "array", "valid_from": _iso(valid_from), "array": a.name,
+                               "customer": a.customer, "site": a.site, "model": a.model, "media": a.media,
+                               "firmware": fleet.firmware[a.name], "volumes": [v.name for v in a.volumes]}
+
+
 def topology(fleet: Fleet) -> list[tuple[str, dict]]:
-    s, out = fleet.s, []
-    for a in s.arrays.values():
-        out.append((f"array/{a.name}", {"kind": "array", "array": a.name, "customer": a.customer, "site": a.site,
-                                        "model": a.model, "media": a.media, "firmware": fleet.firmware[a.name],
-                                        "volumes": [v.name for v in a.volumes]}))
+    s, since = fleet.s, _iso(fleet.start_s)
+    out = [array_record(fleet, a, fleet.start_s) for a in s.arrays]
     for sw in s.switches.values():
-        out.append((f"switch/{sw.name}", {"kind": "switch", "switch": sw.name, "site": sw.site, "ports": sw.ports}))
+        out.append((f"switch/{sw.name}", {"kind": "switch", "valid_from": since, "switch": sw.name,
+                                          "customer": next((h.customer for h in s.hosts.values() if h.switch == sw.name), ""),
+                                          "site": sw.site, "ports": sw.ports}))
     for h in s.hosts.values():
         for role, disk in DISKS.items():
             out.append((f"path/{h.name}/{disk}", {
-                "kind": "path", "customer": h.customer, "site": h.site, "host": h.name, "disk": disk,
+                "kind": "path", "valid_from": since, "customer": h.customer, "site": h.site, "host": h.name, "disk": disk,
                 "sql_instance": f"{h.name}:{h.sql_instance}", "databases": h.databases, "host_port": h.host_port,
                 "queue_depth": h.queue_depth, "switch": h.switch, "host_switch_port": f"0/{h.switch_port}",
                 "array_switch_port": f"0/{h.array_port}", "hops": h.hops, "distance_km": h.distance_km,

@@ -48,6 +48,18 @@ class Run:
         for key, value in formats.topology(self.fleet):
             self.producer.produce(TOPOLOGY_TOPIC, json.dumps(value).encode(), key=key.encode())
         self.producer.flush(30)
+        self.published_firmware = dict(self.fleet.firmware)
+
+    def step(self) -> None:
+        """One interval; arrays whose firmware changed in it are published again to the inventory."""
+        started = self.fleet.t
+        self.fleet.step()
+        self.truth.interval()
+        for name, firmware in self.fleet.firmware.items():
+            if self.published_firmware.get(name) != firmware:
+                key, value = formats.array_record(self.fleet, name, started)
+                self.producer.produce(TOPOLOGY_TOPIC, json.dumps(value).encode(), key=key.encode())
+                self.published_firmware[name] = firmware
 
     def realtime(self, telegraf: tuple[str, int], progress: Callable[[int, int], None] | None = None,
                  stop: threading.Event | None = None) -> int:
@@ -59,8 +71,7 @@ class Run:
                 if stop is not None and stop.is_set():
                     break
                 with self.lock:
-                    self.fleet.step()
-                    self.truth.interval()
+                    self.step()
                     ts_ns = int(self.fleet.t * 1e9)
                     metrics = [m for h in self.s.hosts.values() for m in formats.host_metrics(self.fleet, h)]
                 lines = [formats.line(m, tags, fields, ts_ns) for m, tags, fields in metrics]
@@ -75,9 +86,14 @@ class Run:
 
     def backfill(self, progress: Callable[[int, int], None] | None = None) -> int:
         self.publish_topology()
+        # Telegraf's first poll finds the arrays' and switches' counters as they are at the start: the
+        # baseline every later interval is a delta from.
+        for measurement, tags, fields in formats.polled_metrics(self.fleet):
+            self._produce(formats.telegraf_json(measurement, tags, fields, int(self.fleet.t * 1000)), tags["source"])
+            self.truth.count(measurement)
+            self.sent += 1
         for i in range(self.intervals):
-            self.fleet.step()
-            self.truth.interval()
+            self.step()
             ts_ms = int(self.fleet.t * 1000)
             metrics = [m for h in self.s.hosts.values() for m in formats.host_metrics(self.fleet, h)]
             metrics += formats.polled_metrics(self.fleet)
