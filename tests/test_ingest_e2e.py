@@ -34,6 +34,7 @@ events:
   - {{type: firmware_upgrade, at: 30, arrays: [{id}-af], to: 3.2.1}}
   - {{type: instance_restart, at: 40, host: {id}-sql1}}
   - {{type: array_restart, at: 60, array: {id}-af}}
+  - {{type: slow_drain, at: 50, until: 80, switch: {id}-sw, port: 12, delay_us: 1000}}
 """
 EXPECTED_DROPS = {"baseline: first sample of a cumulative series", "counter reset", "duplicate",
                   "field not in catalog", "no I/O in interval"}
@@ -95,3 +96,26 @@ def test_every_record_telegraf_sent_is_loaded_dead_lettered_or_counted_as_droppe
     assert paths == 2 * len(s.hosts)                                              # data and log disk per host
     truth_hosts = [json.loads(line) for line in (tmp_path / "truth" / "hosts.jsonl").read_text().splitlines()]
     assert {h["host"] for h in truth_hosts} == set(s.hosts)
+    check_against_ground_truth(ch, site, f"t{run_id}", truth_hosts)
+
+
+def check_against_ground_truth(ch, site: str, prefix: str, truth: list[dict]) -> None:
+    """The normalised figures are the simulator's true ones: Perfmon's latency per interval exactly,
+    the DMV latency from stall and count deltas within rounding, and the slow-draining port alone
+    showing time at zero transmit credit."""
+    host = f"{prefix}-sql1"
+    true_read = {round(t["t"] * 1000): t["read_us"] for t in truth if t["host"] == host}
+    perfmon = ch.query("SELECT toUnixTimestamp64Milli(ts), value FROM sanlens.metrics WHERE site = {s:String} "
+                       "AND host = {h:String} AND disk = 'D:' AND metric = 'disk.read_latency'",
+                       parameters={"s": site, "h": host}).result_rows
+    assert len(perfmon) == len(true_read)
+    for ts, value in perfmon:
+        assert abs(value - true_read[ts]) < 0.01, (ts, value, true_read[ts])
+    dmv = ch.query("SELECT toUnixTimestamp64Milli(ts), value FROM sanlens.metrics WHERE site = {s:String} "
+                   "AND host = {h:String} AND metric = 'file.read_latency'", parameters={"s": site, "h": host}).result_rows
+    assert len(dmv) >= len(true_read) - 3                       # baseline and the interval across the restart
+    for ts, value in dmv:
+        assert abs(value - true_read[ts]) / true_read[ts] < 0.01, (ts, value, true_read[ts])
+    credit = dict(ch.query("SELECT port, max(value) FROM sanlens.metrics WHERE site = {s:String} "
+                           "AND metric = 'port.tx_credit_zero' GROUP BY port", parameters={"s": site}).result_rows)
+    assert credit.pop("0/12") > 0 and credit and set(credit.values()) == {0.0}
