@@ -1,5 +1,5 @@
-"""histograms: array service-time bucket deltas (telemetry.samples) -> per-window service-time
-histograms on the 3PAR bounds (telemetry.histograms), with the job's accounting (telemetry.accounting)."""
+"""histograms: array service-time bucket deltas (telemetry.samples) -> service-time histograms per
+window on the 3PAR bounds (telemetry.histograms)."""
 import sys
 from pathlib import Path
 
@@ -15,21 +15,13 @@ JOB = "histograms"
 def main() -> None:
     args = runtime.arguments(__doc__, [
         (("--input",), {"default": "telemetry.samples", "help": "topic of normalised samples"}),
-        (("--output-prefix",), {"default": "telemetry", "help": "writes PREFIX.histograms and PREFIX.accounting"}),
-        (("--window",), {"type": int, "default": 10, "help": "window length in seconds (default 10)"}),
-        (("--lateness",), {"type": int, "default": 60,
-                           "help": "seconds a sample may arrive behind the newest one before it counts as late"})])
+        (("--output-prefix",), {"default": "telemetry", "help": "writes PREFIX.histograms"}),
+        (("--window",), {"type": int, "default": 10, "help": "window length in seconds (default 10)"})])
     env = runtime.table_env(JOB, args)
-    env.execute_sql(tables.samples(runtime.kafka_options(args, JOB, args.input), args.lateness))
+    env.execute_sql(tables.samples(runtime.kafka_options(args, JOB, args.input)))
     for ddl in tables.sinks(args.kafka, args.output_prefix):
         env.execute_sql(ddl)
-    env.execute_sql(tables.BUCKET_SAMPLES)
-    env.execute_sql(tables.ON_TIME)
-    statements = env.create_statement_set()
-    statements.add_insert_sql(tables.insert_histograms(args.window))
-    statements.add_insert_sql(tables.insert_accounting(args.window))
-    statements.add_insert_sql(tables.INSERT_LATE)
-    runtime.run_until_stopped(statements.execute())
+    runtime.run_until_stopped(env.execute_sql(tables.insert_histograms(args.window)))
 
 
 if __name__ == "__main__":
