@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import free_port, sanlens
-from sanlensctl import procs
+from sanlensctl import procs, stack
 
 
 @pytest.fixture
@@ -96,8 +96,10 @@ def test_up_status_down_leave_no_process_and_no_port(isolated):
     assert all(report[c]["healthy"] for c in ("kafka", "clickhouse", "flink", "telegraf")), report
     pids = [int(p.read_text().split()[0]) for p in run.glob("*.pid")]
     ports = [int(v) for k, v in isolated.items() if k.endswith("_PORT")]
+    ports.append(int(isolated["SANLENS_FLINK_REST_PORT"]) + 1)                      # the second job's REST API
     assert report["kafka"]["port"] == int(isolated["SANLENS_KAFKA_PORT"])
-    assert len(pids) == 5 and all(procs.alive(p) for p in pids)
+    expected = sum(len(component.PROCESSES) for component in stack.COMPONENTS)   # one per Flink job
+    assert len(pids) == expected == 6 and all(procs.alive(p) for p in pids)
     again = sanlens("up", env=isolated, timeout=120)  # idempotent: nothing new started
     assert again.returncode == 0 and "already running" in again.stderr
     assert sanlens("down", env=isolated).returncode == 0

@@ -32,7 +32,7 @@ class Run:
         self.s, self.kafka, self.speed, self.topic = scenario, kafka, speed, topic
         self.duration = duration_s or scenario.duration_s
         wall = 0.0 if backfill else self.duration / speed
-        self.start_s = time.time() - self.duration + wall
+        self.start_s = float(int(time.time() - self.duration + wall))  # whole seconds: exact ms timestamps
         self.fleet = Fleet(scenario, self.start_s)
         self.truth = Truth(truth_dir, self.fleet)
         self.lock = threading.Lock()
