@@ -156,9 +156,18 @@ def _summary(client, since: datetime, run, truth_dir) -> None:
         GROUP BY host ORDER BY host LIMIT 20""", parameters={"s": since})
     print("\nHost-side latency (Perfmon data disk, SQL Server file stats), microseconds:")
     cli.print_rows(hosts.column_names, hosts.result_rows)
+    fast = client.query("""
+        SELECT array_model, firmware, direction, max(arrays) AS arrays,
+               round(100 * sumIf(ios, bucket <= 4) / sum(ios), 1) AS pct_le_0_125_ms, sum(ios) AS total_ios
+        FROM sanlens_marts.install_base_histogram
+        GROUP BY array_model, firmware, direction ORDER BY array_model, direction, firmware""")
+    print("\nInstall-base service times (all history in sanlens_marts.install_base_histogram): "
+          "share of I/Os completing within 0.125 ms")
+    cli.print_rows(fast.column_names, fast.result_rows)
     print(f"\nGround truth of this run: {truth_dir}\n"
           "What to look at next:\n"
           "  ./sanlens sql \"SELECT reason, count() FROM sanlens.deadletter GROUP BY reason\"\n"
           "  ./sanlens sql \"SELECT metric, unit, count() FROM sanlens.metrics GROUP BY metric, unit\"\n"
+          "  ./sanlens sql \"SELECT * FROM sanlens_marts.install_base_histogram WHERE direction = 'write' LIMIT 40\"\n"
           "  ./sanlens status            (health of every component)\n"
           "  ./sanlens down              (stop everything)")

@@ -63,8 +63,11 @@ def test_docker_compose_uses_the_projects_own_files():
             host_path = volume.split(":")[0]
             if host_path.startswith("./"):
                 assert (ROOT / host_path).exists(), host_path
-    job = services["submit-normalize"]["command"]
-    assert "/opt/sanlens/flink-jobs/normalize/job.py" in job and (ROOT / "flink-jobs/normalize/job.py").exists()
+    from sanlensctl.components import flink
+
+    for name in flink.JOBS:   # every job local mode starts is submitted in the compose shape too
+        job = services[f"submit-{name}"]["command"]
+        assert f"/opt/sanlens/flink-jobs/{name}/job.py" in job and (ROOT / f"flink-jobs/{name}/job.py").exists()
     assert services["migrate"]["command"][-1] == "migrate"
     assert "topics.ensure" in " ".join(services["topics"]["command"])
     assert services["dbt"]["environment"]["DBT_TARGET"] == "compose"
