@@ -8,6 +8,7 @@ import uuid
 from collections import defaultdict
 
 import numpy as np
+import pytest
 
 from conftest import sanlens, wait_until
 from ingest.simulator import scenario as scenario_file
@@ -47,7 +48,8 @@ def test_install_base_histogram_reproduces_the_planted_express_writes_shift(stac
         parameters={"a": list(arrays)})) == expected_total and n, 300, f"{expected_total} I/Os in the histograms")
     assert loaded == expected_total                          # exact: every I/O the arrays counted
 
-    out = sanlens("dbt", "build", "--select", "+install_base_histogram", "install_base_shares_sum_to_one")
+    out = sanlens("dbt", "build", "--select", "+install_base_histogram", "install_base_shares_sum_to_one",
+                  "latency_percentiles")
     assert out.returncode == 0, out.stdout[-3000:]
     mart = ch.query("SELECT firmware, direction, bucket, sum(ios), max(arrays) FROM sanlens_marts.install_base_histogram "
                     "WHERE array_model = {m:String} GROUP BY firmware, direction, bucket",
@@ -68,3 +70,38 @@ def test_install_base_histogram_reproduces_the_planted_express_writes_shift(stac
     assert 0.07 <= share[("3.1.3", "write")] <= 0.14 and 0.35 <= share[("3.2.1", "write")] <= 0.45
     assert abs(share[("3.1.3", "read")] - share[("3.2.1", "read")]) <= 0.02       # reads unchanged
     assert arrays_behind[("3.2.1", "write")] == 6 and arrays_behind[("3.1.3", "write")] == 12
+
+    check_percentiles(ch, f"M-r{run_id}", truth)
+
+
+def interpolated(counts, q: float) -> float:
+    """The documented method: linear inside the bucket that holds the percentile."""
+    total, below = sum(counts), 0
+    for n, c in enumerate(counts):
+        if c and below + c >= q * total:
+            lower, upper = (0.0 if n == 0 else 2.0 ** (n - 8)), 2.0 ** (n - 7)
+            return lower + (upper - lower) * (q * total - below) / c
+        below += c
+    raise AssertionError("empty histogram")
+
+
+def check_percentiles(ch, model: str, truth: list[dict]) -> None:
+    """Percentiles come from the merged histogram of each hour and firmware, as the simulator's own
+    histograms give them; Express Writes lower the write tail, reads keep theirs."""
+    merged = defaultdict(lambda: np.zeros(32, dtype=np.int64))
+    for t in truth:
+        merged[(t["firmware"], t["direction"], t["hour"])] += t["counts"]
+    rows = ch.query("SELECT firmware, direction, toUnixTimestamp(period_start), quantile, latency_ms, bucket, "
+                    "bucket_lower_ms, bucket_upper_ms FROM sanlens_marts.latency_percentiles "
+                    "WHERE array_model = {m:String}", parameters={"m": model}).result_rows
+    assert len(rows) == 4 * len(merged)
+    by_key = defaultdict(dict)
+    for fw, direction, hour, q, value, bucket, lower, upper in rows:
+        assert lower <= value <= upper
+        assert value == pytest.approx(interpolated(merged[(fw, direction, hour)], q), rel=1e-9)
+        by_key[(fw, direction, hour)][q] = value
+    for values in by_key.values():
+        assert values[0.5] <= values[0.9] <= values[0.99] <= values[0.999]
+    p99 = {k: v[0.99] for k, v in by_key.items()}
+    hours = {h for (_, _, h) in p99 if ("3.1.3", "write", h) in p99 and ("3.2.1", "write", h) in p99}
+    assert hours and all(p99[("3.2.1", "write", h)] < p99[("3.1.3", "write", h)] for h in hours)

@@ -164,7 +164,7 @@ class Fleet:
                 mix = latency.service_time(array.media, fw, direction, share, util)
                 counts = latency.sample_histogram(self.rng, mix, ios)
                 hist += counts
-                self.truth_histograms[(int(self.t // 3600 * 3600), array.name, fw, direction)] += counts
+                self.truth_histograms[(int((self.t + dt) // 3600 * 3600), array.name, fw, direction)] += counts  # hour of the sample
                 setattr(v, f"{direction}_ms", mix.mean_ms())
                 service[(volume.role, direction)] = mix.mean_ms()
             if volume.name in self.tiering:
