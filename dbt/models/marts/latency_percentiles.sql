@@ -19,12 +19,8 @@ with histograms as (
 ),
 located as (
     select
-        array_model,
-        firmware,
-        direction,
-        period_start,
+        *,
         quantile,
-        total,
         arrayCumSum(counts) as cumulative,
         arrayFirstIndex(c -> c >= quantile * total, arrayCumSum(counts)) as i,
         toUInt8(buckets[i]) as bucket,
