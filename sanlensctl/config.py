@@ -36,6 +36,9 @@ CLICKHOUSE_PASSWORD = os.environ.get("SANLENS_CLICKHOUSE_PASSWORD", "")
 DATABASE = "sanlens"
 
 
+JVM_OPTS = f"-XX:-UsePerfData -Djava.io.tmpdir={TMP}"
+
+
 def tool_env() -> dict[str, str]:
     """The environment every process of the stack inherits: endpoints, and temp files kept in the project."""
     TMP.mkdir(parents=True, exist_ok=True)
@@ -52,6 +55,9 @@ def tool_env() -> dict[str, str]:
         "TMPDIR": str(TMP),
         "PYTHONPATH": str(ROOT),
         "PYTHONUNBUFFERED": "1",
+        # JVMs the stack starts (PyFlink's mini-clusters, Maven) keep their temp files in the project.
+        "JVM_ARGS": f"-Xmx640m {JVM_OPTS}",
+        "MAVEN_OPTS": JVM_OPTS,
     })
     java_home = os.environ.get("JAVA_HOME") or _java_home()
     if java_home:

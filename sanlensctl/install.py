@@ -86,7 +86,7 @@ def maven_jars() -> None:
         t0 = time.monotonic()
         _run([mvn, "-B", "-q", f"-Dmaven.repo.local={config.M2}", "dependency:copy-dependencies",
               f"-DoutputDirectory={target}", "-DincludeScope=runtime"], f"Maven download of the {name} jars",
-             cwd=pom.parent)
+             env=config.tool_env(), cwd=pom.parent)
         stamp.write_text(digest)
         step(f"{name}: {len(list(target.glob('*.jar')))} jars in {time.monotonic() - t0:.0f} s")
 

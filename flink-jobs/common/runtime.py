@@ -52,7 +52,6 @@ def table_env(job: str, args: argparse.Namespace) -> TableEnvironment:
         "execution.checkpointing.dir": (state / "checkpoints").resolve().as_uri(),
         "table.exec.source.idle-timeout": "5 s",
         "table.local-time-zone": "UTC",
-        "table.optimizer.reuse-optimize-block-with-digest-enabled": "true",
     }.items():
         conf.set_string(key, value)
     return TableEnvironment.create(EnvironmentSettings.new_instance().in_streaming_mode().with_configuration(conf).build())

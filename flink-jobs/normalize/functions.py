@@ -1,8 +1,9 @@
 """The normalise job's one Python function: decode a raw record (decode.py) as a table function.
 
-It returns one row per record. The samples travel as one string (fields joined by U+001F, samples
-by U+001E) that Flink SQL splits again: one row and eight columns per record cross the Python
-boundary instead of a row per sample, which is what made the first version slow (docs/benchmarks.md).
+It returns one row per record, with the record's counts (samples, unknown fields) for the
+accounting; the samples travel as one string (fields joined by U+001F, samples by U+001E) that Flink
+SQL splits again. This measured no faster than a row per sample (docs/benchmarks.md); it keeps the
+record-level accounting in one row.
 """
 from pyflink.table import DataTypes as T
 from pyflink.table.udf import TableFunction, udtf

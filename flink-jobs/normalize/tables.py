@@ -61,9 +61,9 @@ DECODED = f"""
          LATERAL TABLE(decode_record(r.payload, CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), r.arrival) AS BIGINT) * 1000))
          AS d({", ".join(COLUMNS)})"""
 
-# One row per sample, still packed (metric, kind, unit, bucket, num, den joined by U+001F): the
-# stateful step below carries the packed string, and both outputs unpack it after that step, so
-# that they share one OVER aggregation instead of each planning its own.
+# One row per sample, still packed (metric, kind, unit, bucket, num, den joined by U+001F); the
+# stateful step below carries the packed string and unpacks it after the LAG. (Flink still plans
+# the LAG once per output, samples and accounting: docs/benchmarks.md.)
 SAMPLES = f"""
     CREATE TEMPORARY VIEW decoded_samples AS
     SELECT d.arrival, d.proc, d.ts_ms, d.entity, x.s,

@@ -65,7 +65,6 @@ class Fleet:
         self.ports = defaultdict(lambda: defaultdict(int))                     # (switch, port) -> counters
         self.tiering = {}                                                       # volume -> (start, target, tau)
         self.truth_histograms = defaultdict(lambda: np.zeros(latency.BUCKETS, dtype=np.int64))
-        self.events_fired = []
 
     # -- events --------------------------------------------------------------------------------
     def _active(self, event: dict, rel: float) -> bool:
@@ -85,7 +84,6 @@ class Fleet:
                         wave = upgraded[w::waves]
                         for name in wave:
                             self.firmware[name] = str(event["to"])
-                        self.events_fired.append((self.t, event, wave))
             elif starts_now:
                 if kind == "auto_tiering":
                     self.tiering[event["volume"]] = (rel, float(event.get("target_tier0", 0.22)),
@@ -96,9 +94,6 @@ class Fleet:
                     for v in self.s.arrays[event["array"]].volumes:
                         fig = self.volumes[v.name]
                         fig.rhist[:], fig.whist[:], fig.page_moves_up, fig.page_moves_down = 0, 0, 0, 0
-                elif kind == "workload_added":
-                    pass  # counted in _offered
-                self.events_fired.append((self.t, event, None))
 
     def _offered(self, host: Host, rel: float) -> list[Workload]:
         loads = list(host.workloads)
@@ -201,7 +196,7 @@ class Fleet:
         n = len(host.databases)
         throughput = 1.0
         for e in self.s.events:
-            if e["type"] == "auto_tiering" and e.get("host_of_volume", e["volume"].rsplit("_", 1)[0]) == host.name:
+            if e["type"] == "auto_tiering" and e["volume"] in (f"{host.name}_data", f"{host.name}_log"):
                 throughput = 1 + 0.6 * (self.tier0_share(e["volume"], rel) / float(e.get("target_tier0", 0.22)))
         for db in host.databases:
             reads = int(self.rng.poisson(fig.read_iops * dt / n))

@@ -29,7 +29,7 @@ class Run:
 
     def __init__(self, scenario: Scenario, truth_dir: Path, kafka: str, duration_s: float | None = None,
                  speed: float = 1.0, backfill: bool = False, topic: str = TOPIC):
-        self.s, self.kafka, self.speed, self.topic = scenario, kafka, speed, topic
+        self.s, self.speed, self.topic = scenario, speed, topic
         self.duration = duration_s or scenario.duration_s
         wall = 0.0 if backfill else self.duration / speed
         self.start_s = float(int(time.time() - self.duration + wall))  # whole seconds: exact ms timestamps

@@ -17,50 +17,41 @@ SWITCH_API = "rest/running/brocade-interface/fibrechannel-statistics"
 SWITCH_MEASUREMENT = "brocade_fc_port"
 
 
-def _tags(**tags: str) -> str:
-    return "".join(f'    {k} = "{v}"\n' for k, v in tags.items())
+def _http_block(alias: str, url: str, interval: str, tags: dict, measurement: str, timestamp_path: str,
+                members: str, tag_keys: list[str], headers: str = "") -> str:
+    """One inputs.http whose json_v2 turns each member of the document into a metric, timed by the
+    document's own sample time."""
+    tag_lines = "".join(f'    {k} = "{v}"\n' for k, v in tags.items())
+    header_line = f"  headers = {{{headers}}}\n" if headers else ""
+    keys = ", ".join(f'"{k}"' for k in tag_keys)
+    return f"""[[inputs.http]]
+  alias = "{alias}"
+  urls = ["{url}"]
+  interval = "{interval}"
+  timeout = "5s"
+{header_line}  data_format = "json_v2"
+  [inputs.http.tags]
+{tag_lines}  [[inputs.http.json_v2]]
+    measurement_name = "{measurement}"
+    timestamp_path = "{timestamp_path}"
+    timestamp_format = "unix"
+    [[inputs.http.json_v2.object]]
+      path = "{members}"
+      tags = [{keys}]
+"""
 
 
 def array_block(name: str, site: str, base_url: str, interval: str, hybrid: bool) -> str:
-    blocks = []
-    for path, (measurement, tag_keys) in ARRAY_APIS.items():
-        if path in HYBRID_ONLY and not hybrid:
-            continue
-        blocks.append(f"""[[inputs.http]]
-  alias = "{name}-{measurement}"
-  urls = ["{base_url}/{path}"]
-  interval = "{interval}"
-  timeout = "5s"
-  data_format = "json_v2"
-  [inputs.http.tags]
-{_tags(array=name, site=site, source=name)}  [[inputs.http.json_v2]]
-    measurement_name = "{measurement}"
-    timestamp_path = "sampleTimeSec"
-    timestamp_format = "unix"
-    [[inputs.http.json_v2.object]]
-      path = "members"
-      tags = {tag_keys!r}
-""".replace("'", '"'))
-    return "\n".join(blocks)
+    return "\n".join(
+        _http_block(f"{name}-{measurement}", f"{base_url}/{path}", interval,
+                    {"array": name, "site": site, "source": name}, measurement, "sampleTimeSec", "members", tag_keys)
+        for path, (measurement, tag_keys) in ARRAY_APIS.items() if hybrid or path not in HYBRID_ONLY)
 
 
 def switch_block(name: str, site: str, base_url: str, interval: str) -> str:
-    return f"""[[inputs.http]]
-  alias = "{name}-{SWITCH_MEASUREMENT}"
-  urls = ["{base_url}/{SWITCH_API}"]
-  interval = "{interval}"
-  timeout = "5s"
-  headers = {{"Accept" = "application/yang-data+json"}}
-  data_format = "json_v2"
-  [inputs.http.tags]
-{_tags(switch=name, site=site, source=name)}  [[inputs.http.json_v2]]
-    measurement_name = "{SWITCH_MEASUREMENT}"
-    timestamp_path = "sample-time"
-    timestamp_format = "unix"
-    [[inputs.http.json_v2.object]]
-      path = "Response.fibrechannel-statistics"
-      tags = ["name"]
-"""
+    return _http_block(f"{name}-{SWITCH_MEASUREMENT}", f"{base_url}/{SWITCH_API}", interval,
+                       {"switch": name, "site": site, "source": name}, SWITCH_MEASUREMENT, "sample-time",
+                       "Response.fibrechannel-statistics", ["name"], headers='"Accept" = "application/yang-data+json"')
 
 
 # The sample config (poller/telegraf.conf) is this example rendered between its header and its output.

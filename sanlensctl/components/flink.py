@@ -18,7 +18,7 @@ def start() -> int:
     for i, job in enumerate(JOBS):
         port = config.FLINK_REST_PORT + i
         procs.require_free(port, f"the Flink REST API of job {job}", "SANLENS_FLINK_REST_PORT")
-        env = dict(config.tool_env(), JVM_ARGS=f"-Xmx640m -XX:-UsePerfData -Djava.io.tmpdir={config.TMP}")
+        env = config.tool_env()
         argv = [sys.executable, str(config.ROOT / "flink-jobs" / job / "job.py"), "--rest-port", str(port)]
         pids.append(procs.start(PROCESSES[i], argv, env))
     return pids[0]

@@ -42,8 +42,8 @@ def _properties() -> Path:
 
 
 def _java_argv(java: str, main: str, *args: str) -> list[str]:
-    return [java, "-Xms256m", "-Xmx512m", "-XX:-UsePerfData", f"-Dlog4j2.configurationFile={_log4j()}",
-            f"-Djava.io.tmpdir={config.TMP}", "-cp", str(config.LIB / "kafka" / "*"), main, *args]
+    return [java, "-Xms256m", "-Xmx512m", *config.JVM_OPTS.split(), f"-Dlog4j2.configurationFile={_log4j()}",
+            "-cp", str(config.LIB / "kafka" / "*"), main, *args]
 
 
 def _log4j() -> Path:

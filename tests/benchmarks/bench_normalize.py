@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,31 +21,19 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 from confluent_kafka import Consumer, TopicPartition  # noqa: E402
+from conftest import free_port  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from ingest.simulator import scenario as scenario_file  # noqa: E402
 from ingest.simulator.run import Run  # noqa: E402
 from sanlensctl import config  # noqa: E402
+from sanlensctl.demo import topic_size  # noqa: E402
 
 SCENARIO = ROOT / "ingest" / "scenarios" / "firmware-rollout.yaml"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def end_offsets(topic: str) -> int:
-    c = Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": "bench-offsets", "log_level": 0})
-    try:
-        parts = c.list_topics(topic, timeout=10).topics[topic].partitions
-        return sum(c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts)
-    finally:
-        c.close()
 
 
 def consume_all(topic: str, total: int, parse: bool) -> float:
@@ -74,7 +60,7 @@ def accounting_totals(topic: str) -> dict:
     c = Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"bench-acc-{uuid.uuid4().hex[:6]}",
                   "auto.offset.reset": "earliest", "log_level": 0})
     c.assign([TopicPartition(topic, 0, 0)])
-    totals, high = {}, end_offsets(topic)
+    totals, high = {}, topic_size(topic)
     read = 0
     while read < high:
         msg = c.poll(5)
@@ -120,15 +106,14 @@ def main() -> int:
         raw = consume_all(source, records, parse=False)
         parsed = consume_all(source, records, parse=True)
 
-        env = dict(config.tool_env(), JVM_ARGS=f"-Xmx640m -XX:-UsePerfData -Djava.io.tmpdir={config.TMP}",
-                   SANLENS_RUN=str(config.RUN / "bench"))
+        env = dict(config.tool_env(), SANLENS_RUN=str(config.RUN / "bench"))
         job = subprocess.Popen([sys.executable, str(ROOT / "flink-jobs" / "normalize" / "job.py"), "--input", source,
                                 "--output-prefix", prefix, "--bounded", "--from-earliest", "--group", prefix,
                                 "--rest-port", str(free_port()), "--parallelism", str(args.parallelism)],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         started, first, last, size = time.perf_counter(), None, None, 0
         while job.poll() is None:
-            now_size = end_offsets(f"{prefix}.samples")
+            now_size = topic_size(f"{prefix}.samples")
             now = time.perf_counter()
             if now_size and first is None:
                 first = now
@@ -136,7 +121,7 @@ def main() -> int:
                 size, last = now_size, now
             time.sleep(0.5)
         wall = time.perf_counter() - started
-        size = end_offsets(f"{prefix}.samples")
+        size = topic_size(f"{prefix}.samples")
         totals = accounting_totals(f"{prefix}.accounting")
         samples_in = totals.get(("samples", "in"), 0)
         per_record = samples_in / max(totals.get(("records", "in"), 1), 1)
