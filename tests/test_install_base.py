@@ -47,9 +47,12 @@ def test_install_base_histogram_reproduces_the_planted_express_writes_shift(stac
         "SELECT sum(ios) FROM sanlens.service_time_hist_10s FINAL WHERE array IN {a:Array(String)}",
         parameters={"a": list(arrays)})) == expected_total and n, 300, f"{expected_total} I/Os in the histograms")
     assert loaded == expected_total                          # exact: every I/O the arrays counted
+    wait_until(lambda: ch.command(                             # the loader's rollups, down to 1 day
+        "SELECT sum(ios) FROM sanlens.service_time_hist_1d FINAL WHERE array IN {a:Array(String)}",
+        parameters={"a": list(arrays)}) == expected_total, 60, "the rollups")
 
     out = sanlens("dbt", "build", "--select", "+install_base_histogram", "install_base_shares_sum_to_one",
-                  "latency_percentiles")
+                  "+latency_percentiles", "+upgrade_effect")
     assert out.returncode == 0, out.stdout[-3000:]
     mart = ch.query("SELECT firmware, direction, bucket, sum(ios), max(arrays) FROM sanlens_marts.install_base_histogram "
                     "WHERE array_model = {m:String} GROUP BY firmware, direction, bucket",
@@ -72,6 +75,11 @@ def test_install_base_histogram_reproduces_the_planted_express_writes_shift(stac
     assert arrays_behind[("3.2.1", "write")] == 6 and arrays_behind[("3.1.3", "write")] == 12
 
     check_percentiles(ch, f"M-r{run_id}", truth)
+    effect = {(d, m): (n, lo, hi) for d, m, n, lo, hi in ch.query(
+        "SELECT direction, metric, arrays, ci_low, ci_high FROM sanlens_marts.upgrade_effect "
+        "WHERE array_model = {m:String}", parameters={"m": f"M-r{run_id}"}).result_rows}
+    n, low, high = effect[("write", "share_fast")]
+    assert n == 6 and 0.25 <= low <= high <= 0.36          # Express Writes: about +30 points per array
 
 
 def interpolated(counts, q: float) -> float:
@@ -91,13 +99,12 @@ def check_percentiles(ch, model: str, truth: list[dict]) -> None:
     merged = defaultdict(lambda: np.zeros(32, dtype=np.int64))
     for t in truth:
         merged[(t["firmware"], t["direction"], t["hour"])] += t["counts"]
-    rows = ch.query("SELECT firmware, direction, toUnixTimestamp(period_start), quantile, latency_ms, bucket, "
-                    "bucket_lower_ms, bucket_upper_ms FROM sanlens_marts.latency_percentiles "
-                    "WHERE array_model = {m:String}", parameters={"m": model}).result_rows
+    rows = ch.query("SELECT firmware, direction, toUnixTimestamp(period_start), quantile, latency_ms "
+                    "FROM sanlens_marts.latency_percentiles WHERE level = 'model' AND array_model = {m:String}",
+                    parameters={"m": model}).result_rows
     assert len(rows) == 4 * len(merged)
     by_key = defaultdict(dict)
-    for fw, direction, hour, q, value, bucket, lower, upper in rows:
-        assert lower <= value <= upper
+    for fw, direction, hour, q, value in rows:
         assert value == pytest.approx(interpolated(merged[(fw, direction, hour)], q), rel=1e-9)
         by_key[(fw, direction, hour)][q] = value
     for values in by_key.values():

@@ -23,6 +23,7 @@ from confluent_kafka import Consumer, KafkaError, Producer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from sanlensctl import db  # noqa: E402  (the project's one ClickHouse client factory)
+from ingest.loader import rollups  # noqa: E402
 
 DEFAULT_ROUTES = {"telemetry.samples": "sanlens.metrics", "telemetry.deadletter": "sanlens.deadletter",
                   "telemetry.accounting": "sanlens.pipeline_accounting", "inventory.topology": "sanlens.topology",
@@ -40,8 +41,11 @@ def line(msg) -> bytes:
 
 
 class Loader:
-    def __init__(self, kafka: str, ch_url: str, routes: dict[str, str], group: str, batch: int, linger: float):
+    def __init__(self, kafka: str, ch_url: str, routes: dict[str, str], group: str, batch: int, linger: float,
+                 rollup_every: float = 10.0):
         self.routes, self.batch, self.linger = routes, batch, linger
+        self.rollup_every = rollup_every if rollups.BASE in routes.values() else 0
+        self.rolled_up_since = None  # server time the last rollup started: later rows are rolled up next
         self.ch = db.client(ch_url)
         self.columns = {table: self._columns(table) for table in routes.values()}
         self.consumer = Consumer({
@@ -73,16 +77,24 @@ class Loader:
         stopping = []
         signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
         signal.signal(signal.SIGINT, lambda *_: stopping.append(1))
-        last_report = time.monotonic()
+        last_report = last_rollup = time.monotonic()
         while not stopping:
             messages = self.consumer.consume(self.batch, timeout=self.linger)
             if messages:
                 self.load(messages)
+            if self.rollup_every and time.monotonic() - last_rollup > self.rollup_every:
+                self.roll_up()
+                last_rollup = time.monotonic()
             if time.monotonic() - last_report > 30:
                 print(f"loaded {self.loaded} rows, {self.dead} dead letters", flush=True)
                 last_report = time.monotonic()
         self.consumer.close()
         self.producer.flush(10)
+
+    def roll_up(self) -> None:
+        started = self.ch.command("SELECT now64(3)")
+        rollups.refresh(self.ch, self.rolled_up_since)
+        self.rolled_up_since = started
 
     def load(self, messages) -> None:
         by_table = defaultdict(list)
@@ -147,10 +159,12 @@ def main() -> int:
     ap.add_argument("--group", default="sanlens-loader")
     ap.add_argument("--batch", type=int, default=20000, help="max messages per insert")
     ap.add_argument("--linger", type=float, default=1.0, help="seconds to wait for a batch to fill")
+    ap.add_argument("--rollup-every", type=float, default=10.0,
+                    help="seconds between histogram rollup refreshes (0: never; see rollups.py)")
     args = ap.parse_args()
     routes = dict(r.split("=", 1) for r in args.route) if args.route else DEFAULT_ROUTES
     print(f"loading {', '.join(f'{t} -> {d}' for t, d in routes.items())}", flush=True)
-    Loader(args.kafka, args.clickhouse, routes, args.group, args.batch, args.linger).run()
+    Loader(args.kafka, args.clickhouse, routes, args.group, args.batch, args.linger, args.rollup_every).run()
     return 0
 
 

@@ -1,44 +1,39 @@
--- Service-time percentiles (p50, p90, p99, p99.9) per array model, firmware, direction and hour, read
--- from the merged install-base histogram, never averaged from per-array percentiles. Within the
--- bucket that holds the percentile, the value is interpolated linearly between the bucket's bounds
--- (2^(n-8), 2^(n-7)] ms: the true percentile lies in the same bucket, so the error is at most the
--- bucket's width, a factor of 2 (for bucket 0: at most 2^-7 ms). Bucket 31 is open-ended: a
--- percentile there is reported at its lower bound, 2^23 ms.
+-- Service-time percentiles (p50, p90, p99, p99.9) per hour and direction at four levels of the fleet,
+-- each read from the merged histogram of its level (serviceTimeQuantile, clickhouse/migrations/0006),
+-- never averaged from the percentiles below it:
+--   model:  array_model, firmware              array:  customer, site, array_model, firmware, array
+--   site:   customer, site, array_model, firmware   volume: the array's columns and volume
+-- Columns a level does not group by are ''. Linear interpolation inside the bucket holding the
+-- percentile: the error is at most the bucket's width (a factor of 2).
 with histograms as (
     select
-        array_model,
-        firmware,
-        direction,
-        period_start,
-        arrayMap(b -> tupleElement(b, 2), arraySort(b -> tupleElement(b, 1), groupArray((bucket, ios)))) as counts,
-        arrayMap(b -> tupleElement(b, 1), arraySort(b -> tupleElement(b, 1), groupArray((bucket, ios)))) as buckets,
+        multiIf(grouping(volume) = 0, 'volume', grouping(array) = 0, 'array',
+                grouping(site) = 0, 'site', 'model') as level,
+        customer, site, array_model, firmware, array, volume, direction, period_start,
+        sumMap([bucket], [ios]) as histogram,
         sum(ios) as total
-    from {{ ref('install_base_histogram') }}
-    group by array_model, firmware, direction, period_start
+    from {{ ref('stg_service_time_hist') }}
+    where source = 'array'
+    group by grouping sets (
+        (array_model, firmware, direction, period_start),
+        (customer, site, array_model, firmware, direction, period_start),
+        (customer, site, array_model, firmware, array, direction, period_start),
+        (customer, site, array_model, firmware, array, volume, direction, period_start))
     having total > 0
-),
-located as (
-    select
-        *,
-        quantile,
-        arrayCumSum(counts) as cumulative,
-        arrayFirstIndex(c -> c >= quantile * total, arrayCumSum(counts)) as i,
-        toUInt8(buckets[i]) as bucket,
-        counts[i] as in_bucket,
-        if(i = 1, 0, cumulative[i - 1]) as below
-    from histograms
-    array join [0.5, 0.9, 0.99, 0.999] as quantile
+    settings group_by_use_nulls = 0
 )
 select
+    level,
+    if(level = 'model', '', customer) as customer,
+    if(level = 'model', '', site) as site,
     array_model,
     firmware,
+    if(level in ('array', 'volume'), array, '') as array,
+    if(level = 'volume', volume, '') as volume,
     direction,
     period_start,
     quantile,
-    bucket,
-    if(bucket = 0, 0, pow(2, bucket - 8)) as bucket_lower_ms,
-    if(bucket = 31, pow(2, 23), pow(2, bucket - 7)) as bucket_upper_ms,
-    if(bucket = 31, bucket_lower_ms,
-       bucket_lower_ms + (bucket_upper_ms - bucket_lower_ms) * (quantile * total - below) / in_bucket) as latency_ms,
+    serviceTimeQuantile(histogram.1, histogram.2, quantile) as latency_ms,
     total as ios
-from located
+from histograms
+array join [0.5, 0.9, 0.99, 0.999] as quantile

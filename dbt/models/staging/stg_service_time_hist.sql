@@ -1,14 +1,21 @@
--- Array service-time histograms: I/Os per 3PAR bucket per sample, deduplicated (FINAL), with the
--- bucket's upper bound. Bucket n holds (2^(n-8), 2^(n-7)] ms; bucket 31 is open-ended (NULL bound).
+-- Hourly service-time histograms, deduplicated (FINAL), with each bucket's bounds. source = 'array':
+-- the arrays' per-I/O counts; source = 'host_interval_avg': I/O-weighted interval averages of the
+-- hosts' disks, not a per-I/O distribution. Bucket n holds (2^(n-8), 2^(n-7)] ms; bucket 31 is
+-- open-ended (NULL upper bound).
 select
-    window_start,
-    sample_ts,
+    period_start,
+    source,
+    customer,
     site,
     array,
+    array_model,
+    firmware,
     volume,
+    host,
+    disk,
     direction,
     bucket,
-    if(bucket = 31, null, pow(2, bucket - 7)) as bucket_upper_ms,
+    serviceTimeBucketLowerMs(bucket) as bucket_lower_ms,
+    if(bucket = 31, null, serviceTimeBucketUpperMs(bucket)) as bucket_upper_ms,
     ios
-from {{ source('sanlens', 'service_time_hist_10s') }} final
-where source = 'array'
+from {{ source('sanlens', 'service_time_hist_1h') }} final
