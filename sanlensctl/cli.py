@@ -22,6 +22,7 @@ COMMANDS = {
     "sql": "run a query on ClickHouse and print the result",
     "dbt": "run dbt on the project in dbt/ with the local profile, e.g. ./sanlens dbt build",
     "demo": "the main job: bring the stack up and run the pipeline on a simulated fleet",
+    "report": "write the install-base report: self-contained HTML and a PNG per chart (--out DIR)",
     "test": "set everything up and run the test suite (extra arguments go to pytest)",
 }
 
@@ -38,6 +39,8 @@ def parser() -> argparse.ArgumentParser:
     sub.choices["logs"].add_argument("component", nargs="?", default=None)
     sub.choices["logs"].add_argument("-n", "--lines", type=int, default=50)
     sub.choices["sql"].add_argument("query")
+    sub.choices["report"].add_argument("--out", required=True, help="folder for index.html and the PNGs")
+    sub.choices["report"].add_argument("--top", type=int, default=20, help="volumes in the p99 chart (default 20)")
     sub.choices["sql"].add_argument("--format", choices=["table", "csv", "json"], default="table")
     sub.choices["dbt"].add_argument("args", nargs=argparse.REMAINDER)
     sub.choices["test"].add_argument("args", nargs=argparse.REMAINDER)
@@ -198,8 +201,16 @@ def cmd_demo(args) -> int:
     return demo.run(args)
 
 
+def cmd_report(args) -> int:
+    from sanlensctl import report
+
+    install.chromium()
+    return report.write(Path(args.out), top=args.top)
+
+
 def cmd_test(args) -> int:
     install.everything()
+    install.chromium()
     targets = [] if any(Path(a).exists() for a in args.args) else [str(config.ROOT / "tests")]
     argv = [sys.executable, "-m", "pytest", *targets, "-p", "no:cacheprovider",
             "--basetemp", str(config.STATE / "pytest"), *args.args]

@@ -2,18 +2,22 @@
 pipeline (simulator -> Telegraf -> Kafka -> Flink normalize -> loader -> ClickHouse -> dbt), show the result."""
 from __future__ import annotations
 
+import json
 import threading
 import time
+from collections import defaultdict
 from datetime import datetime, timezone
 
 from confluent_kafka import Consumer, TopicPartition
 
+from ingest.loader import rollups
 from sanlensctl import cli, config, db, procs, stack
 from sanlensctl.components import telegraf
 from sanlensctl.errors import SanlensError
 
-PIPELINE_GROUPS = {"sanlens-normalize": ["telemetry.metrics"],
-                   "sanlens-loader": ["telemetry.samples", "telemetry.deadletter", "telemetry.accounting"]}
+PIPELINE_GROUPS = {"sanlens-normalize": ["telemetry.metrics"], "sanlens-histograms": ["telemetry.samples"],
+                   "sanlens-loader": ["telemetry.samples", "telemetry.deadletter", "telemetry.accounting",
+                                      "telemetry.histograms", "inventory.topology"]}
 
 
 def group_lag(group: str, topics: list[str]) -> int:
@@ -60,7 +64,8 @@ class Progress:
                                       "WHERE window_start >= {s:DateTime64(3)}", parameters={"s": self.since})
         lag = {g: group_lag(g, t) for g, t in PIPELINE_GROUPS.items()}
         return (f"    {now - self.t0:5.0f} s  metrics in {rate:9,.0f}/s  windows out {windows:5d}  "
-                f"lag normalize {lag['sanlens-normalize']:7d}  loader {lag['sanlens-loader']:7d}")
+                f"lag normalize {lag['sanlens-normalize']:7d}  histograms {lag['sanlens-histograms']:7d}  "
+                f"loader {lag['sanlens-loader']:7d}")
 
 
 def run(args) -> int:
@@ -113,9 +118,12 @@ def run(args) -> int:
             endpoints.stop()
             restart_telegraf()
     run.close()
-    drained = _wait_drained(30 + len(s.arrays))
+    drained = _wait_drained()
     done.set()
+    reporter.join()
     print(progress.line(), flush=True)
+    print("==> rolling up the service-time histograms", flush=True)
+    rollups.refresh(client, since)
     print("==> building the dbt marts", flush=True)
     cli.dbt("build", "--quiet")
     _summary(client, since, run, truth_dir)
@@ -127,15 +135,55 @@ def run(args) -> int:
 CAUGHT_UP_LAG = 20
 
 
-def _wait_drained(timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if all(group_lag(g, t) <= CAUGHT_UP_LAG for g, t in PIPELINE_GROUPS.items()):
+def _wait_drained(stalled_after: float = 120) -> bool:
+    """Wait while the pipeline works through its backlog; give up when the lag stops going down."""
+    best, last_progress = None, time.monotonic()
+    while time.monotonic() - last_progress < stalled_after:
+        lags = [group_lag(g, t) for g, t in PIPELINE_GROUPS.items()]
+        if all(lag <= CAUGHT_UP_LAG for lag in lags):
             time.sleep(12)  # the last accounting window closes with the next heartbeat
             return True
+        if best is None or sum(lags) < best:
+            best, last_progress = sum(lags), time.monotonic()
         time.sleep(2)
-    print("    the pipeline has not caught up yet: see ./sanlens status", flush=True)
+    print(f"    the pipeline stopped catching up ({best} messages behind for {stalled_after:.0f} s): "
+          "see ./sanlens status and ./sanlens logs", flush=True)
     return False
+
+
+def _install_base_summary(client, run, truth_dir) -> None:
+    """This run's arrays and hours: the mart's bucket-4 (<= 0.125 ms) share against the simulator's own
+    histograms, and the upgrade effect across arrays."""
+    truth = [json.loads(line) for line in (truth_dir / "histograms.jsonl").read_text().splitlines()]
+    if not truth:
+        return
+    planted = defaultdict(lambda: [0, 0])
+    for t in truth:
+        planted[(t["firmware"], t["direction"])][0] += t["counts"][4]
+        planted[(t["firmware"], t["direction"])][1] += sum(t["counts"])
+    hours = sorted({t["hour"] for t in truth})
+    rows = client.query("""
+        SELECT firmware, direction, max(arrays), sum(ios), sumIf(ios, bucket = 4) / sum(ios)
+        FROM sanlens_marts.install_base_histogram
+        WHERE array_model IN {models:Array(String)}
+          AND toUnixTimestamp(period_start) BETWEEN {first:Int64} AND {last:Int64}
+        GROUP BY firmware, direction ORDER BY direction, firmware""",
+        parameters={"models": sorted({a.model for a in run.s.arrays.values()}), "first": hours[0],
+                    "last": hours[-1]}).result_rows
+    table = [(fw, d, n, ios, planted[(fw, d)][1], f"{100 * share:.1f}",
+              f"{100 * planted[(fw, d)][0] / max(planted[(fw, d)][1], 1):.1f}") for fw, d, n, ios, share in rows]
+    print("\nInstall base, this run: I/Os in bucket 4 (0.0625-0.125 ms), measured by the pipeline against planted")
+    cli.print_rows(["firmware", "direction", "arrays", "ios_measured", "ios_simulated", "pct_bucket4",
+                    "pct_bucket4_planted"], table)
+    effect = client.query("""
+        SELECT array_model, from_firmware, to_firmware, direction, metric, arrays, round(mean_delta, 4),
+               round(ci_low, 4), round(ci_high, 4), excludes_zero
+        FROM sanlens_marts.upgrade_effect WHERE array_model IN {models:Array(String)}
+        ORDER BY array_model, from_firmware, direction, metric""",
+        parameters={"models": sorted({a.model for a in run.s.arrays.values()})})
+    if effect.result_rows:
+        print("\nUpgrade effect across arrays (after - before, matched hours; 95% bootstrap interval):")
+        cli.print_rows(effect.column_names, effect.result_rows)
 
 
 def _summary(client, since: datetime, run, truth_dir) -> None:
@@ -156,18 +204,12 @@ def _summary(client, since: datetime, run, truth_dir) -> None:
         GROUP BY host ORDER BY host LIMIT 20""", parameters={"s": since})
     print("\nHost-side latency (Perfmon data disk, SQL Server file stats), microseconds:")
     cli.print_rows(hosts.column_names, hosts.result_rows)
-    fast = client.query("""
-        SELECT array_model, firmware, direction, max(arrays) AS arrays,
-               round(100 * sumIf(ios, bucket <= 4) / sum(ios), 1) AS pct_le_0_125_ms, sum(ios) AS total_ios
-        FROM sanlens_marts.install_base_histogram
-        GROUP BY array_model, firmware, direction ORDER BY array_model, direction, firmware""")
-    print("\nInstall-base service times (all history in sanlens_marts.install_base_histogram): "
-          "share of I/Os completing within 0.125 ms")
-    cli.print_rows(fast.column_names, fast.result_rows)
+    _install_base_summary(client, run, truth_dir)
     print(f"\nGround truth of this run: {truth_dir}\n"
           "What to look at next:\n"
           "  ./sanlens sql \"SELECT reason, count() FROM sanlens.deadletter GROUP BY reason\"\n"
           "  ./sanlens sql \"SELECT metric, unit, count() FROM sanlens.metrics GROUP BY metric, unit\"\n"
           "  ./sanlens sql \"SELECT * FROM sanlens_marts.install_base_histogram WHERE direction = 'write' LIMIT 40\"\n"
+          "  ./sanlens report --out report   (HTML and PNG charts of the install base)\n"
           "  ./sanlens status            (health of every component)\n"
           "  ./sanlens down              (stop everything)")

@@ -126,6 +126,23 @@ def dbt_venv() -> Path:
     return dbt
 
 
+def chromium() -> str:
+    """Headless Chromium for the report's PNGs (through kaleido) and the report's browser test. Debian's
+    package is installed with apt-get when it is missing and we are root; otherwise we say what to do."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    apt = shutil.which("apt-get")
+    if not apt or os.geteuid() != 0:
+        raise SanlensError("Chromium is required for the report's PNGs and its test and was not found: "
+                           "install it (Debian: apt-get install chromium) or put it on PATH")
+    step("installing Debian's chromium (first run: about 1 minute)")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    _run([apt, "update", "-q"], "apt-get update", env=env)
+    _run([apt, "install", "-y", "-q", "--no-install-recommends", "chromium"], "apt-get install chromium", env=env)
+    return shutil.which("chromium")
+
+
 def everything() -> None:
     """All that `up`, `demo` and `test` need. Each part is skipped when already in place."""
     config.STATE.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import os
+import types
+import uuid
 import socket
 import subprocess
 import sys
@@ -88,3 +90,48 @@ def embedded(tmp_path):
     server = EmbeddedServer(tmp_path / "ch").start()
     yield server
     server.stop()
+
+
+ROLLOUT = """
+name: rollout-{id}
+seed: 5
+interval_s: 60
+duration_s: 7200
+customers:
+  - name: c-{id}
+    sites:
+      - name: s-{id}
+        switches: [{{name: {id}-sw, ports: 64}}]
+        arrays: [{{count: 12, name: "{id}-af{{i:02d}}", model: M-{id}, media: ssd, firmware: 3.1.3}}]
+        hosts: [{{per_array: 1, name: "{{array}}-sql{{j}}", workload: tpce, iops: 3000}}]
+events:
+  - {{type: firmware_upgrade, at: 1800, arrays: "{id}-*", to: 3.2.1, share: 0.5, waves: 2, every: 1800}}
+"""
+
+
+@pytest.fixture(scope="session")
+def rollout(stack, ch, tmp_path_factory):
+    """A 12-array firmware rollout backfilled through the whole pipeline once per session (Kafka ->
+    normalize -> histograms -> loader -> rollups), with the dbt marts built: 6 arrays move from 3.1.3
+    to 3.2.1 in two waves. Its model name, array names and time range are unique to the session."""
+    from ingest.simulator import scenario as scenario_file
+    from ingest.simulator.run import Run
+
+    run_id = f"r{uuid.uuid4().hex[:6]}"
+    folder = tmp_path_factory.mktemp("rollout")
+    (folder / "rollout.yaml").write_text(ROLLOUT.format(id=run_id))
+    s = scenario_file.load(folder / "rollout.yaml")
+    run = Run(s, folder / "truth", config.KAFKA_BOOTSTRAP, backfill=True)
+    run.backfill()
+    run.close()
+    truth = [json.loads(line) for line in (folder / "truth" / "histograms.jsonl").read_text().splitlines()]
+    total, arrays = sum(sum(t["counts"]) for t in truth), list(s.arrays)
+    for table in ("service_time_hist_10s", "service_time_hist_1d"):     # loaded, then rolled up
+        wait_until(lambda: ch.command(f"SELECT sum(ios) FROM sanlens.{table} FINAL WHERE array IN {{a:Array(String)}}",
+                                      parameters={"a": arrays}) == total, 300, f"{total} I/Os in {table}")
+    out = sanlens("dbt", "build")
+    assert out.returncode == 0, out.stdout[-3000:]
+    start, end = ch.query("SELECT min(window_start), max(window_start) FROM sanlens.service_time_hist_10s "
+                          "WHERE array IN {a:Array(String)}", parameters={"a": arrays}).result_rows[0]
+    return types.SimpleNamespace(id=run_id, model=f"M-{run_id}", customer=f"c-{run_id}", arrays=arrays,
+                                 truth=truth, start=start, end=end, folder=folder)

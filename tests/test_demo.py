@@ -12,7 +12,7 @@ def test_demo_plays_the_default_scenario_end_to_end_and_reports_progress(stack):
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     text = out.stdout
     assert "playing scenario demo (4 arrays, 5 SQL Server hosts, 2 switches) for 25 s at 40x" in text
-    progress = re.findall(r"metrics in +([\d,]+)/s +windows out +(\d+) +lag normalize +(\d+) +loader +(\d+)", text)
+    progress = re.findall(r"metrics in +([\d,]+)/s +windows out +(\d+) +lag normalize +(\d+) +histograms +(\d+) +loader +(\d+)", text)
     assert len(progress) >= 3 and max(int(p[0].replace(",", "")) for p in progress) > 0
     accounting = dict(re.findall(r"^records +(in|out|deadletter) .*?(\d+)$", text, re.M))
     assert int(accounting["in"]) > 0 and accounting["in"] == accounting["out"]

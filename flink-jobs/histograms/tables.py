@@ -1,8 +1,12 @@
-"""Record types and SQL of the histograms job: array service-time bucket deltas (telemetry.samples)
-in, service-time histograms per window on the 3PAR bounds out (telemetry.histograms)."""
+"""Record types and SQL of the histograms job: array service-time bucket deltas and host disk
+interval averages (telemetry.samples) in, service-time histograms per window on the 3PAR bounds out
+(telemetry.histograms)."""
 from __future__ import annotations
 
 HIST_METRICS = {"volume.read_service_time_hist": "read", "volume.write_service_time_hist": "write"}
+# Host disks report only interval averages (Perfmon's Avg. Disk sec/Read) next to the I/O rate.
+HOST_LATENCY = {"disk.read_latency": ("read", "disk.reads"), "disk.write_latency": ("write", "disk.writes")}
+HOST_SOURCE = "host_interval_avg"
 
 
 def samples(kafka_options: str) -> str:
@@ -10,7 +14,7 @@ def samples(kafka_options: str) -> str:
     return f"""
     CREATE TABLE samples (
         ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, unit STRING, bucket INT,
-        site STRING, host STRING, `array` STRING, volume STRING, host_port STRING
+        site STRING, host STRING, disk STRING, `array` STRING, volume STRING, host_port STRING
     ) WITH ({kafka_options}, 'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601')"""
 
 
@@ -18,7 +22,8 @@ def sinks(bootstrap: str, prefix: str = "telemetry") -> list[str]:
     return [f"""
     CREATE TABLE histograms (
         window_start TIMESTAMP_LTZ(3), window_s INT, sample_ts TIMESTAMP_LTZ(3), source STRING, site STRING,
-        `array` STRING, volume STRING, host STRING, host_port STRING, direction STRING, bucket INT, ios BIGINT
+        `array` STRING, volume STRING, host STRING, disk STRING, host_port STRING, direction STRING, bucket INT,
+        ios BIGINT
     ) WITH ('connector' = 'kafka', 'topic' = '{prefix}.histograms', 'properties.bootstrap.servers' = '{bootstrap}',
             'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601',
             'sink.delivery-guarantee' = 'at-least-once', 'properties.compression.type' = 'lz4',
@@ -28,15 +33,45 @@ def sinks(bootstrap: str, prefix: str = "telemetry") -> list[str]:
 _CASE = " ".join(f"WHEN '{m}' THEN '{d}'" for m, d in HIST_METRICS.items())
 
 
+def _window_start(ts: str, window_s: int) -> str:
+    epoch_s = f"CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), {ts}) AS BIGINT)"
+    return f"TO_TIMESTAMP_LTZ(({epoch_s} - MOD({epoch_s}, {window_s})) * 1000, 3)"
+
+
+def bucket_of(ms: str) -> str:
+    """The 3PAR bucket of a latency in ms: n holds (2^(n-8), 2^(n-7)] ms, 0 from 0, 31 open-ended."""
+    return (f"CASE WHEN {ms} <= 0.0078125 THEN 0 WHEN {ms} > 8388608 THEN 31 "
+            f"ELSE CAST(CEIL(LOG2({ms})) AS INT) + 7 END")
+
+
+def insert_host_histograms(window_s: int, host_interval_s: int) -> str:
+    """A host disk's interval average is not a distribution: all of the interval's I/Os (rate x the
+    agent's collection interval) are placed in the bucket of their average, source 'host_interval_avg'.
+    The latency and the rate of one disk and timestamp are joined (append-only: an inner join of two
+    streams; the job's state TTL bounds what it keeps)."""
+    latency = " ".join(f"WHEN '{m}' THEN '{d}'" for m, (d, _) in HOST_LATENCY.items())
+    rate = " ".join(f"WHEN '{m}' THEN '{r}'" for m, (_, r) in HOST_LATENCY.items())
+    return f"""
+    INSERT INTO histograms
+    SELECT {_window_start("l.ts", window_s)}, {window_s}, l.ts, '{HOST_SOURCE}', l.site, '', '', l.host, l.disk, '',
+        CASE l.metric {latency} END, {bucket_of("l.`value` / 1000.0")},
+        CAST(ROUND(r.`value` * {host_interval_s}, 0) AS BIGINT)
+    FROM samples AS l
+    JOIN samples AS r
+      ON r.site = l.site AND r.host = l.host AND r.disk = l.disk AND r.ts = l.ts
+     AND r.metric = CASE l.metric {rate} END
+    WHERE l.metric IN ({", ".join(f"'{m}'" for m in HOST_LATENCY)})
+      AND r.metric IN ({", ".join(f"'{r}'" for _, r in HOST_LATENCY.values())}) AND r.`value` > 0"""
+
+
 def insert_histograms(window_s: int) -> str:
     """An array's bucket deltas are already the histogram of its interval: each one is placed in the
     window its interval ends in, as it is. Histograms merge by adding counts, so windows holding
     several samples of one series are summed where they are read (sanlens.service_time_hist_10s);
     nothing waits for a watermark, and nothing arriving late or out of order can be dropped."""
-    epoch_s = "CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), ts) AS BIGINT)"
     return f"""
     INSERT INTO histograms
-    SELECT TO_TIMESTAMP_LTZ(({epoch_s} - MOD({epoch_s}, {window_s})) * 1000, 3), {window_s}, ts, 'array',
-        site, `array`, volume, '', '', CASE metric {_CASE} END, bucket, CAST(`value` AS BIGINT)
+    SELECT {_window_start("ts", window_s)}, {window_s}, ts, 'array',
+        site, `array`, volume, '', '', '', CASE metric {_CASE} END, bucket, CAST(`value` AS BIGINT)
     FROM samples
     WHERE metric IN ({", ".join(f"'{m}'" for m in HIST_METRICS)}) AND bucket BETWEEN 0 AND 31"""

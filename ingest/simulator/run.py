@@ -31,8 +31,14 @@ class Run:
                  speed: float = 1.0, backfill: bool = False, topic: str = TOPIC):
         self.s, self.speed, self.topic = scenario, speed, topic
         self.duration = duration_s or scenario.duration_s
-        wall = 0.0 if backfill else self.duration / speed
-        self.start_s = float(int(time.time() - self.duration + wall))  # whole seconds: exact ms timestamps
+        if backfill:
+            # The last whole slot of `duration` before now: a backfill replayed in the same slot sends the
+            # same samples again (the pipeline drops them as duplicates), and one played later does not
+            # interleave its firmware timeline with the earlier one's.
+            slot = max(int(self.duration), 1)
+            self.start_s = float(int(time.time()) // slot * slot - slot)
+        else:
+            self.start_s = float(int(time.time() - self.duration + self.duration / speed))  # whole seconds
         self.fleet = Fleet(scenario, self.start_s)
         self.truth = Truth(truth_dir, self.fleet)
         self.lock = threading.Lock()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -21,12 +20,13 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from confluent_kafka import Consumer, TopicPartition  # noqa: E402
-from conftest import free_port  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+from confluent_kafka.admin import NewTopic  # noqa: E402
+
+from bench_common import consume_all, fresh_topics, run_bounded  # noqa: E402
 
 from ingest.simulator import scenario as scenario_file  # noqa: E402
 from ingest.simulator.run import Run  # noqa: E402
@@ -34,26 +34,6 @@ from sanlensctl import config  # noqa: E402
 from sanlensctl.demo import topic_size  # noqa: E402
 
 SCENARIO = ROOT / "ingest" / "scenarios" / "firmware-rollout.yaml"
-
-
-def consume_all(topic: str, total: int, parse: bool) -> float:
-    c = Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"bench-raw-{uuid.uuid4().hex[:6]}",
-                  "auto.offset.reset": "earliest", "enable.auto.commit": False, "log_level": 0,
-                  "fetch.max.bytes": 52428800})
-    c.subscribe([topic])
-    seen, t0 = 0, None
-    while seen < total:
-        for msg in c.consume(10000, timeout=1.0):
-            if msg.error():
-                continue
-            if t0 is None:
-                t0 = time.perf_counter()
-            if parse:
-                json.loads(msg.value())
-            seen += 1
-    elapsed = time.perf_counter() - t0
-    c.close()
-    return seen / elapsed
 
 
 def accounting_totals(topic: str) -> dict:
@@ -82,17 +62,9 @@ def main() -> int:
     args = ap.parse_args()
     run_id = uuid.uuid4().hex[:6]
     source, prefix = f"bench-{run_id}.metrics", f"bench-{run_id}"
-    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "log_level": 0})
-    try:
-        admin.list_topics(timeout=5)
-    except Exception:
-        print(f"bench_normalize: error: no Kafka at {config.KAFKA_BOOTSTRAP}: start the stack with ./sanlens up",
-              file=sys.stderr)
-        return 2
     topics = [NewTopic(source, 4, 1, config={"message.timestamp.type": "LogAppendTime"})]
     topics += [NewTopic(f"{prefix}.{t}", 4 if t == "samples" else 1, 1) for t in ("samples", "deadletter", "accounting")]
-    for f in admin.create_topics(topics).values():
-        f.result(30)
+    admin = fresh_topics("bench_normalize", topics)
     try:
         s = scenario_file.load(SCENARIO)
         with tempfile.TemporaryDirectory(dir=config.TMP) as truth:
@@ -106,33 +78,18 @@ def main() -> int:
         raw = consume_all(source, records, parse=False)
         parsed = consume_all(source, records, parse=True)
 
-        env = dict(config.tool_env(), SANLENS_RUN=str(config.RUN / "bench"))
-        job = subprocess.Popen([sys.executable, str(ROOT / "flink-jobs" / "normalize" / "job.py"), "--input", source,
-                                "--output-prefix", prefix, "--bounded", "--from-earliest", "--group", prefix,
-                                "--rest-port", str(free_port()), "--parallelism", str(args.parallelism)],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        started, first, last, size = time.perf_counter(), None, None, 0
-        while job.poll() is None:
-            now_size = topic_size(f"{prefix}.samples")
-            now = time.perf_counter()
-            if now_size and first is None:
-                first = now
-            if now_size > size:
-                size, last = now_size, now
-            time.sleep(0.5)
-        wall = time.perf_counter() - started
-        size = topic_size(f"{prefix}.samples")
+        job = run_bounded("normalize", source, prefix, f"{prefix}.samples", args.parallelism)
+        job_s, wall, size = job.first_to_last_s, job.wall_s, topic_size(f"{prefix}.samples")
         totals = accounting_totals(f"{prefix}.accounting")
         samples_in = totals.get(("samples", "in"), 0)
         per_record = samples_in / max(totals.get(("records", "in"), 1), 1)
-        job_s = max((last or 0) - (first or 0), 1e-9)
         print(f"\n{'path':<44} {'records/s':>12} {'samples/s':>12}")
         print(f"{'raw Kafka consume (confluent-kafka)':<44} {raw:>12,.0f} {raw * per_record:>12,.0f}")
         print(f"{'raw Kafka consume + json.loads':<44} {parsed:>12,.0f} {parsed * per_record:>12,.0f}")
         print(f"{'normalize job (first to last sample out)':<44} {records / job_s:>12,.0f} {samples_in / job_s:>12,.0f}")
         print(f"{'normalize job (wall, with start-up)':<44} {records / wall:>12,.0f} {samples_in / wall:>12,.0f}")
         print(f"\nsamples decoded {samples_in:,} ({per_record:.1f} per record), written {size:,}; "
-              f"records in {totals.get(('records', 'in'), 0):,} of {records:,} produced; job exit {job.returncode}")
+              f"records in {totals.get(('records', 'in'), 0):,} of {records:,} produced; job exit {job.exit_code}")
         if samples_in < args.min_samples:
             print(f"warning: fewer than {args.min_samples:,} samples: raise --hours", file=sys.stderr)
         return 0 if totals.get(("records", "in"), 0) == records else 1

@@ -1,0 +1,45 @@
+"""Writes every dashboard of grafana/ as provisioning JSON into grafana/dashboards/.
+
+    .sanlens/venv/bin/python grafana/generate.py [--check]   # --check: fail if a file is out of date
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from grafana_foundation_sdk.cog.encoder import JSONEncoder
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import install_base_service_times  # noqa: E402
+
+DASHBOARDS = {"install-base-service-times.json": install_base_service_times}
+
+
+def render(module) -> str:
+    return json.dumps(json.loads(JSONEncoder().encode(module.build().build())), indent=2, sort_keys=True) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="fail if a generated file differs from the code")
+    args = ap.parse_args()
+    stale = []
+    for name, module in DASHBOARDS.items():
+        path, text = HERE / "dashboards" / name, render(module)
+        if args.check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(name)
+        else:
+            path.write_text(text)
+            print(f"wrote {path.relative_to(HERE.parent)}")
+    if stale:
+        print(f"out of date: {', '.join(stale)}; run grafana/generate.py", file=sys.stderr)
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,30 @@
+"""A raw-SQL query of the Grafana ClickHouse data source plugin (grafana-clickhouse-datasource), as a
+grafana-foundation-sdk data query: the SDK ships no ClickHouse query type of its own."""
+from __future__ import annotations
+
+from grafana_foundation_sdk.cog import builder, variants
+from grafana_foundation_sdk.models.dashboard import DataSourceRef
+
+PLUGIN = "grafana-clickhouse-datasource"
+DATASOURCE_UID = "sanlens-clickhouse"          # grafana/provisioning/datasources/clickhouse.yaml
+DATASOURCE = DataSourceRef(type_val=PLUGIN, uid=DATASOURCE_UID)
+# The plugin's result formats (its Format enum): time series frames or a table.
+TIME_SERIES, TABLE = 0, 1
+
+
+class ClickHouseSQL(variants.Dataquery):
+    def __init__(self, sql: str, fmt: int, ref_id: str = "A") -> None:
+        self.sql, self.fmt, self.ref_id = sql, fmt, ref_id
+
+    def to_json(self) -> dict[str, object]:
+        return {"refId": self.ref_id, "datasource": DATASOURCE.to_json(), "editorType": "sql",
+                "format": self.fmt, "queryType": "timeseries" if self.fmt == TIME_SERIES else "table",
+                "rawSql": self.sql.strip()}
+
+
+class Query(builder.Builder[ClickHouseSQL]):
+    def __init__(self, sql: str, fmt: int = TABLE, ref_id: str = "A") -> None:
+        self._query = ClickHouseSQL(sql, fmt, ref_id)
+
+    def build(self) -> ClickHouseSQL:
+        return self._query
