@@ -59,7 +59,7 @@ ORDER BY bucket, firmware"""
             .description("The install base's service-time histogram per firmware cohort: the share of I/Os "
                          "per 3PAR bucket (upper bound shown), across every selected array and volume.")
             .datasource(DATASOURCE).with_target(Query(sql, TABLE)).with_transformation(to_matrix)
-            .unit("percentunit").min(0).x_field("service_time").height(10).span(24)
+            .unit("percentunit").min(0).height(10).span(24)
             .legend(common.VizLegendOptions().show_legend(True).display_mode(LegendDisplayMode.LIST)
                     .placement(LegendPlacement.BOTTOM)))
 

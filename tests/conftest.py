@@ -96,7 +96,7 @@ ROLLOUT = """
 name: rollout-{id}
 seed: 5
 interval_s: 60
-duration_s: 7200
+duration_s: 10800
 customers:
   - name: c-{id}
     sites:
@@ -105,15 +105,15 @@ customers:
         arrays: [{{count: 12, name: "{id}-af{{i:02d}}", model: M-{id}, media: ssd, firmware: 3.1.3}}]
         hosts: [{{per_array: 1, name: "{{array}}-sql{{j}}", workload: tpce, iops: 3000}}]
 events:
-  - {{type: firmware_upgrade, at: 1800, arrays: "{id}-*", to: 3.2.1, share: 0.5, waves: 2, every: 1800}}
+  - {{type: firmware_upgrade, at: 3900, arrays: "{id}-*", to: 3.2.1, share: 0.5, waves: 2, every: 1800}}
 """
 
 
 @pytest.fixture(scope="session")
 def rollout(stack, ch, tmp_path_factory):
     """A 12-array firmware rollout backfilled through the whole pipeline once per session (Kafka ->
-    normalize -> histograms -> loader -> rollups), with the dbt marts built: 6 arrays move from 3.1.3
-    to 3.2.1 in two waves. Its model name, array names and time range are unique to the session."""
+    normalize -> histograms -> loader -> rollups), with the dbt marts built: over 3 h, 6 arrays move
+    from 3.1.3 to 3.2.1 in two waves inside the second hour (a whole hour of data before and after). Its model name, array names and time range are unique to the session."""
     from ingest.simulator import scenario as scenario_file
     from ingest.simulator.run import Run
 
