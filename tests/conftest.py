@@ -126,7 +126,7 @@ def rollout(stack, ch, tmp_path_factory):
     run.close()
     truth = [json.loads(line) for line in (folder / "truth" / "histograms.jsonl").read_text().splitlines()]
     total, arrays = sum(sum(t["counts"]) for t in truth), list(s.arrays)
-    for table in ("service_time_hist_10s", "service_time_hist_1d"):     # loaded, then rolled up
+    for table in ("service_time_hist_10s", "service_time_hist_array_1h"):     # loaded, then rolled up (last level)
         wait_until(lambda: ch.command(f"SELECT sum(ios) FROM sanlens.{table} FINAL WHERE array IN {{a:Array(String)}}",
                                       parameters={"a": arrays}) == total, 300, f"{total} I/Os in {table}")
     out = sanlens("dbt", "build")

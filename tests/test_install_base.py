@@ -10,7 +10,8 @@ import pytest
 
 def test_every_io_the_arrays_counted_is_in_the_histograms_and_rollups(rollout, ch):
     expected_total = sum(sum(t["counts"]) for t in rollout.truth)
-    for table in ("service_time_hist_10s", "service_time_hist_1m", "service_time_hist_1h", "service_time_hist_1d"):
+    for table in ("service_time_hist_10s", "service_time_hist_1m", "service_time_hist_1h", "service_time_hist_1d",
+                  "service_time_hist_array_1h"):
         assert ch.command(f"SELECT sum(ios) FROM sanlens.{table} FINAL WHERE array IN {{a:Array(String)}}",
                           parameters={"a": rollout.arrays}) == expected_total, table
     assert ch.command("SELECT sum(ios) FROM sanlens_marts.install_base_histogram WHERE array_model = {m:String}",

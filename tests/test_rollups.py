@@ -1,5 +1,5 @@
 """The service-time rollups (ingest/loader/rollups.py) on the real ClickHouse: 10 s -> 1 min -> 1 h ->
-1 day keep every I/O exactly once, even when a window is delivered twice or a refresh runs twice;
+1 day, and 1 h per array, keep every I/O exactly once, even when a window is delivered twice or a refresh runs twice;
 each sample counts for the firmware its array ran at the sample's time; late data is picked up."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 from ingest.loader import rollups
 
 T0 = datetime(2026, 11, 20, 10, 59, 0, tzinfo=timezone.utc)
-LEVELS = ["sanlens.service_time_hist_1m", "sanlens.service_time_hist_1h", "sanlens.service_time_hist_1d"]
+LEVELS = [f"sanlens.{level.table}" for level in rollups.LEVELS]
 COLUMNS = ["window_start", "window_s", "sample_ts", "source", "site", "array", "volume", "host", "disk", "host_port",
            "direction", "bucket", "ios", "kafka_partition", "kafka_offset"]
 

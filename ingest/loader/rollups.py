@@ -1,4 +1,4 @@
-"""Service-time histogram rollups: sanlens.service_time_hist_10s -> _1m -> _1h -> _1d.
+"""Service-time histogram rollups: sanlens.service_time_hist_10s -> _1m -> _1h -> _1d, and _1h -> _array_1h.
 
 Each level is recomputed from the level below, read FINAL, for every period that received rows
 (loaded_at) since a given time, and replaces that period's previous rows (ReplacingMergeTree by
@@ -14,57 +14,74 @@ import argparse
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from sanlensctl import db  # noqa: E402
 
-BASE = "sanlens.service_time_hist_10s"
-# (table, period, the level it is computed from)
-LEVELS = [("sanlens.service_time_hist_1m", "MINUTE", BASE),
-          ("sanlens.service_time_hist_1h", "HOUR", "sanlens.service_time_hist_1m"),
-          ("sanlens.service_time_hist_1d", "DAY", "sanlens.service_time_hist_1h")]
+BASE = "service_time_hist_10s"
 KEYS = "source, customer, site, array, array_model, firmware, volume, host, disk, host_port, direction, bucket"
+ARRAY_KEYS = "source, customer, site, array, array_model, firmware, direction, bucket"
 
-# ClickHouse query parameters ({start:...}) stay as they are; UNIT and BELOW are filled in per level.
+
+class Level(NamedTuple):
+    table: str
+    unit: str            # the period
+    below: str           # the level it is computed from
+    keys: str = KEYS
+    where: str = "1"
+
+
+# Per series, then per array for the fleet views, which never need volumes (50 times fewer rows).
+LEVELS = [Level("service_time_hist_1m", "MINUTE", BASE),
+          Level("service_time_hist_1h", "HOUR", "service_time_hist_1m"),
+          Level("service_time_hist_1d", "DAY", "service_time_hist_1h"),
+          Level("service_time_hist_array_1h", "HOUR", "service_time_hist_1h", ARRAY_KEYS, "source = 'array'")]
+
+# DB, UNIT, BELOW, KEYS_, WHERE_ and TOUCHED_ are filled in per level; {since:...} is a query parameter.
 _FROM_10S = """
     SELECT toStartOfInterval(h.window_start, INTERVAL 1 UNIT) AS period, h.source, f.customer, h.site,
         h.array, f.model, f.firmware, h.volume, h.host, h.disk, h.host_port, h.direction, h.bucket, sum(h.ios)
-    FROM (SELECT * FROM BELOW FINAL WHERE window_start >= {start:DateTime64(3, 'UTC')}
-          AND window_start < {end:DateTime64(3, 'UTC')}) AS h
-    ASOF LEFT JOIN (SELECT array, customer, model, firmware, valid_from FROM sanlens.topology FINAL
+    FROM (SELECT * FROM DB.BELOW FINAL WHERE TOUCHED_(window_start)) AS h
+    ASOF LEFT JOIN (SELECT array, customer, model, firmware, valid_from FROM DB.topology FINAL
                     WHERE kind = 'array') AS f
         ON h.array = f.array AND h.sample_ts > f.valid_from
     GROUP BY period, h.source, f.customer, h.site, h.array, f.model, f.firmware, h.volume, h.host, h.disk,
         h.host_port, h.direction, h.bucket"""
 
-_FROM_ROLLUP = f"""
-    SELECT toStartOfInterval(period_start, INTERVAL 1 UNIT) AS period, {KEYS}, sum(ios)
-    FROM BELOW FINAL
-    WHERE period_start >= {{start:DateTime64(3, 'UTC')}} AND period_start < {{end:DateTime64(3, 'UTC')}}
-    GROUP BY period, {KEYS}"""
+_FROM_ROLLUP = """
+    SELECT toStartOfInterval(period_start, INTERVAL 1 UNIT) AS period, KEYS_, sum(ios)
+    FROM DB.BELOW FINAL
+    WHERE TOUCHED_(period_start) AND WHERE_
+    GROUP BY period, KEYS_"""
 
 
-def touched(client, since: datetime | None) -> tuple[datetime, datetime] | None:
-    """The first and last 10 s window that received rows since `since` (all windows if None)."""
-    where = "WHERE loaded_at >= {since:DateTime64(3, 'UTC')}" if since else ""
-    first, last, n = client.query(f"SELECT min(window_start), max(window_start), count() FROM {BASE} {where}",
-                                  parameters={"since": since}).result_rows[0]
-    return (first, last) if n else None
+def insert_sql(level: Level, database: str = "sanlens", since: bool = True) -> str:
+    """The INSERT that recomputes one level's periods that received 10 s rows since {since} (every
+    period if `since` is False)."""
+    select = (_FROM_10S if level.below == BASE else _FROM_ROLLUP).replace("KEYS_", level.keys)
+    column = "window_start" if level.below == BASE else "period_start"
+    touched = (f"toStartOfInterval({column}, INTERVAL 1 UNIT) IN (SELECT DISTINCT toStartOfInterval(window_start, "
+               f"INTERVAL 1 UNIT) FROM DB.{BASE} WHERE loaded_at >= {{since:DateTime64(3, 'UTC')}})") if since else "1"
+    select = select.replace("WHERE_", level.where).replace(f"TOUCHED_({column})", touched)
+    select = select.replace("UNIT", level.unit).replace("BELOW", level.below).replace("DB.", f"{database}.")
+    return f"INSERT INTO {database}.{level.table} (period_start, {level.keys}, ios) {select}"
+
+
+def last_refresh(client, margin_s: int = 300) -> datetime | None:
+    """Where a restarted loader resumes: a while before the last refresh it (or another) made."""
+    rows = client.query(f"SELECT max(refreshed_at) - INTERVAL {margin_s} SECOND, count() > 0 "
+                        f"FROM sanlens.{LEVELS[0].table}").result_rows
+    return rows[0][0] if rows[0][1] else None
 
 
 def refresh(client, since: datetime | None = None) -> bool:
     """Recompute every rollup period that received rows since `since` (all if None); False if none did."""
-    span = touched(client, since)
-    if not span:
+    where = "WHERE loaded_at >= {since:DateTime64(3, 'UTC')}" if since else ""
+    if not client.command(f"SELECT count() FROM sanlens.{BASE} {where}", parameters={"since": since}):
         return False
-    for table, unit, below in LEVELS:
-        start, end = client.query(
-            f"SELECT toStartOfInterval({{f:DateTime64(3, 'UTC')}}, INTERVAL 1 {unit}), "
-            f"toStartOfInterval({{l:DateTime64(3, 'UTC')}}, INTERVAL 1 {unit}) + INTERVAL 1 {unit}",
-            parameters={"f": span[0], "l": span[1]}).result_rows[0]
-        select = (_FROM_10S if below == BASE else _FROM_ROLLUP).replace("UNIT", unit).replace("BELOW", below)
-        client.command(f"INSERT INTO {table} (period_start, {KEYS}, ios) {select}",
-                       parameters={"start": start, "end": end})
+    for level in LEVELS:
+        client.command(insert_sql(level, since=since is not None), parameters={"since": since})
     return True
 
 

@@ -11,6 +11,5 @@ select
     sum(ios) as ios,
     ios / sum(ios) over (partition by array_model, firmware, direction, period_start) as share,
     uniqExact(array) as arrays
-from {{ ref('stg_service_time_hist') }}
-where source = 'array'
+from {{ ref('stg_array_service_time_hist') }}
 group by array_model, firmware, direction, period_start, bucket

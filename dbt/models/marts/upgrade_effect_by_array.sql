@@ -19,8 +19,7 @@ with changes as (
 ),
 hourly as (
     select array, direction, period_start, sumMap([bucket], [ios]) as histogram
-    from {{ ref('stg_service_time_hist') }}
-    where source = 'array'
+    from {{ ref('stg_array_service_time_hist') }}
     group by array, direction, period_start
 ),
 around as (
