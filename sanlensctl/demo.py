@@ -162,14 +162,14 @@ def _install_base_summary(client, run, truth_dir) -> None:
         planted[(t["firmware"], t["direction"])][0] += t["counts"][4]
         planted[(t["firmware"], t["direction"])][1] += sum(t["counts"])
     hours = sorted({t["hour"] for t in truth})
+    models = sorted({a.model for a in run.s.arrays.values()})
     rows = client.query("""
         SELECT firmware, direction, max(arrays), sum(ios), sumIf(ios, bucket = 4) / sum(ios)
         FROM sanlens_marts.install_base_histogram
         WHERE array_model IN {models:Array(String)}
           AND toUnixTimestamp(period_start) BETWEEN {first:Int64} AND {last:Int64}
         GROUP BY firmware, direction ORDER BY direction, firmware""",
-        parameters={"models": sorted({a.model for a in run.s.arrays.values()}), "first": hours[0],
-                    "last": hours[-1]}).result_rows
+        parameters={"models": models, "first": hours[0], "last": hours[-1]}).result_rows
     table = [(fw, d, n, ios, planted[(fw, d)][1], f"{100 * share:.1f}",
               f"{100 * planted[(fw, d)][0] / max(planted[(fw, d)][1], 1):.1f}") for fw, d, n, ios, share in rows]
     print("\nInstall base, this run: I/Os in bucket 4 (0.0625-0.125 ms), measured by the pipeline against planted")
@@ -179,8 +179,7 @@ def _install_base_summary(client, run, truth_dir) -> None:
         SELECT array_model, from_firmware, to_firmware, direction, metric, arrays, round(mean_delta, 4),
                round(ci_low, 4), round(ci_high, 4), excludes_zero
         FROM sanlens_marts.upgrade_effect WHERE array_model IN {models:Array(String)}
-        ORDER BY array_model, from_firmware, direction, metric""",
-        parameters={"models": sorted({a.model for a in run.s.arrays.values()})})
+        ORDER BY array_model, from_firmware, direction, metric""", parameters={"models": models})
     if effect.result_rows:
         print("\nUpgrade effect across arrays (after - before, matched hours; 95% bootstrap interval):")
         cli.print_rows(effect.column_names, effect.result_rows)
