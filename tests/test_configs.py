@@ -8,7 +8,6 @@ import subprocess
 import yaml
 
 from conftest import ROOT
-from sanlensctl import config
 from sanlensctl.components import telegraf
 
 
