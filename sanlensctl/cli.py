@@ -52,6 +52,8 @@ def parser() -> argparse.ArgumentParser:
     demo.add_argument("--speed", type=float, default=10, help="simulated seconds per second (default 10)")
     demo.add_argument("--backfill", action="store_true",
                       help="produce the scenario's whole span straight to Kafka as fast as possible (no Telegraf)")
+    demo.add_argument("--stall-timeout", type=float, default=120, metavar="S",
+                      help="give up when no stage of the pipeline has advanced for S seconds (default 120)")
     return ap
 
 
@@ -209,10 +211,26 @@ def cmd_report(args) -> int:
 
 
 def cmd_test(args) -> int:
+    """The suite runs on a stack of its own (config.TEST_RUN, free ports), started and stopped by the tests'
+    session fixture; the user's stack, up or not, is never touched. --keep keeps the test stack's data."""
+    from sanlensctl import stack
+
     install.everything()
     install.chromium()
-    targets = [] if any(Path(a).exists() for a in args.args) else [str(config.ROOT / "tests")]
+    pytest_args = [a for a in args.args if a != "--keep"]
+    if stack.running():
+        print(f"==> your stack ({config.RUN}) is up and stays untouched: the tests start their own in "
+              f"{config.TEST_RUN}" + _memory_warning(), file=sys.stderr, flush=True)
+    targets = [] if any(Path(a).exists() for a in pytest_args) else [str(config.ROOT / "tests")]
     argv = [sys.executable, "-m", "pytest", *targets, "-p", "no:cacheprovider",
-            "--basetemp", str(config.STATE / "pytest"), *args.args]
-    rc = subprocess.call(argv, env=config.tool_env(), cwd=config.ROOT)
-    return rc
+            "--basetemp", str(config.TEST_RUN.parent / f"{config.TEST_RUN.name}-pytest"), *pytest_args]
+    env = {**os.environ, **config.isolated_env(config.TEST_RUN), "SANLENS_TEST_KEEP": str(int("--keep" in args.args)),
+           "PYTHONPATH": str(config.ROOT)}
+    return subprocess.call(argv, env=env, cwd=config.ROOT)
+
+
+def _memory_warning(needed_gib: float = 4) -> str:
+    available = next(int(line.split()[1]) / 2**20 for line in open("/proc/meminfo") if line.startswith("MemAvailable"))
+    return "" if available >= needed_gib else (
+        f" (only {available:.1f} GiB of memory is available and a test stack needs about {needed_gib:g}: "
+        "running anyway, expect swapping or failures)")

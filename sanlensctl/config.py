@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -21,6 +22,12 @@ def _port(name: str, default: int) -> int:
     return int(os.environ.get(f"SANLENS_{name}_PORT", default))
 
 
+PORT_NAMES = ("KAFKA", "KAFKA_CONTROLLER", "CLICKHOUSE", "FLINK_REST", "TELEGRAF_HEALTH", "TELEGRAF_LISTENER",
+              "SIMULATOR")
+# The stack `./sanlens test` starts for the tests: never the user's (its own folder and ports).
+TEST_RUN = Path(os.environ.get("SANLENS_TEST_RUN", RUN.parent / f"{RUN.name}-test"))
+
+
 KAFKA_PORT = _port("KAFKA", 9092)
 KAFKA_CONTROLLER_PORT = _port("KAFKA_CONTROLLER", 9093)
 CLICKHOUSE_PORT = _port("CLICKHOUSE", 8123)
@@ -34,6 +41,18 @@ CLICKHOUSE_URL = os.environ.get("SANLENS_CLICKHOUSE_URL", f"http://127.0.0.1:{CL
 CLICKHOUSE_USER = os.environ.get("SANLENS_CLICKHOUSE_USER", "default")
 CLICKHOUSE_PASSWORD = os.environ.get("SANLENS_CLICKHOUSE_PASSWORD", "")
 DATABASE = "sanlens"
+
+
+def isolated_env(run: Path) -> dict[str, str]:
+    """The environment of a stack of its own: run folder `run` and free ports (nothing else changes)."""
+    env = {"SANLENS_RUN": str(run)}
+    for name in PORT_NAMES:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            env[f"SANLENS_{name}_PORT"] = str(s.getsockname()[1])
+    env["SANLENS_KAFKA"] = f"127.0.0.1:{env['SANLENS_KAFKA_PORT']}"
+    env["SANLENS_CLICKHOUSE_URL"] = f"http://127.0.0.1:{env['SANLENS_CLICKHOUSE_PORT']}"
+    return env
 
 
 JVM_OPTS = f"-XX:-UsePerfData -Djava.io.tmpdir={TMP}"

@@ -1,71 +1,103 @@
 """./sanlens demo: bring the stack up, play a scenario of the fleet simulator through the whole
-pipeline (simulator -> Telegraf -> Kafka -> Flink normalize -> loader -> ClickHouse -> dbt), show the result."""
+pipeline (simulator -> Telegraf -> Kafka -> Flink normalize -> loader -> ClickHouse -> dbt), show the result.
+
+What the summary calls "this run" is this run's own records: the run's sites, arrays and hosts over the
+span of simulated time it played. A run that plays a fleet over a span the store already holds for it
+(the same scenario again, within its duration) replaces that span: the earlier run's rows of those
+sites in the span are deleted first (ingest/loader/spans.py), the rest of it stays.
+"""
 from __future__ import annotations
 
 import json
 import threading
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from datetime import datetime, timezone
 
-from confluent_kafka import Consumer, TopicPartition
-
-from ingest.loader import rollups
-from sanlensctl import cli, config, db, procs, stack
+from ingest.loader import rollups, spans
+from sanlensctl import cli, config, db, offsets, stack
 from sanlensctl.components import telegraf
 from sanlensctl.errors import SanlensError
 
-PIPELINE_GROUPS = {"sanlens-normalize": ["telemetry.metrics"], "sanlens-histograms": ["telemetry.samples"],
-                   "sanlens-loader": ["telemetry.samples", "telemetry.deadletter", "telemetry.accounting",
-                                      "telemetry.histograms", "inventory.topology"]}
+# The pipeline's stages, each a consumer group: what it reads.
+STAGES = {"normalize": ("sanlens-normalize", ["telemetry.metrics"]),
+          "histograms": ("sanlens-histograms", ["telemetry.samples"]),
+          "loader": ("sanlens-loader", ["telemetry.samples", "telemetry.deadletter", "telemetry.accounting",
+                                        "telemetry.histograms", "inventory.topology"])}
+
+# Telegraf's heartbeat keeps arriving, and Flink commits its offsets only at checkpoints (10 s):
+# "caught up" is a lag below what a few heartbeats add.
+CAUGHT_UP_LAG = 20
+RATE_OVER_S = 30       # committed offsets per second are measured over this much recent time
 
 
-def group_lag(group: str, topics: list[str]) -> int:
-    """Messages on `topics` the consumer group has not committed yet."""
-    consumer = Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": group,
-                         "enable.auto.commit": False, "log_level": 0})
-    try:
-        tps = [TopicPartition(t, p) for t in topics
-               for p in consumer.list_topics(t, timeout=5).topics[t].partitions]
-        return sum(consumer.get_watermark_offsets(tp, timeout=5)[1] - max(tp.offset, 0)
-                   for tp in consumer.committed(tps, timeout=5))
-    finally:
-        consumer.close()
+class Watch:
+    """The pipeline's progress, stage by stage: each consumer group's committed offsets, its lag, and
+    the rate at which its commits move."""
 
+    def __init__(self, client, window_from: datetime, sites: list[str]):
+        self.client, self.window_from, self.sites = client, window_from, sites
+        self.t0 = time.monotonic()
+        self.history: deque[tuple[float, dict[str, offsets.Position]]] = deque()
+        self.last_advance = self.t0
+        self.metrics_in = [(self.t0, offsets.topic_size("telemetry.metrics"))]
+        self.lock = threading.Lock()
 
-def topic_size(topic: str) -> int:
-    consumer = Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": "sanlens-demo", "log_level": 0})
-    try:
-        parts = consumer.list_topics(topic, timeout=5).topics[topic].partitions
-        return sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5)[1] for p in parts)
-    finally:
-        consumer.close()
+    def sample(self) -> dict[str, offsets.Position]:
+        now = time.monotonic()
+        positions = {name: offsets.position(group, topics) for name, (group, topics) in STAGES.items()}
+        with self.lock:
+            if self.history and any(positions[n].committed > p.committed for n, p in self.history[-1][1].items()):
+                self.last_advance = now
+            self.history.append((now, positions))
+            while len(self.history) > 2 and now - self.history[1][0] >= RATE_OVER_S:
+                self.history.popleft()
+        return positions
 
+    def rate(self, stage: str) -> float:
+        """Messages per second the stage committed recently."""
+        with self.lock:
+            (t_first, first), (t_last, last) = self.history[0], self.history[-1]
+        return (last[stage].committed - first[stage].committed) / (t_last - t_first) if t_last > t_first else 0.0
 
-def restart_telegraf() -> None:
-    procs.stop(telegraf.NAME, timeout=15)
-    pid = telegraf.start()
-    procs.wait_for(lambda: telegraf.probe()["healthy"], 60, "telegraf", pid=pid, log=procs.log_file(telegraf.NAME))
+    def stalled_for(self) -> float:
+        return time.monotonic() - self.last_advance
 
-
-class Progress:
-    """Every few seconds: metrics/s into Kafka, accounting windows out, consumer lag."""
-
-    def __init__(self, client, since: datetime):
-        self.client, self.since = client, since
-        self.t0 = self.last_t = time.monotonic()
-        self.last_in = self.first_in = topic_size("telemetry.metrics")
+    def seconds_left(self, positions: dict[str, offsets.Position]) -> float | None:
+        """From the measured rates: the slowest stage's lag over its rate (None while a stage with a
+        backlog has not moved yet)."""
+        left = 0.0
+        for name, p in positions.items():
+            if p.lag > CAUGHT_UP_LAG:
+                rate = self.rate(name)
+                if rate <= 0:
+                    return None
+                left = max(left, p.lag / rate)
+        return left
 
     def line(self) -> str:
-        now, size = time.monotonic(), topic_size("telemetry.metrics")
-        rate = (size - self.last_in) / max(now - self.last_t, 1e-9)
-        self.last_t, self.last_in = now, size
-        windows = self.client.command("SELECT uniqExact(window_start) FROM sanlens.pipeline_accounting "
-                                      "WHERE window_start >= {s:DateTime64(3)}", parameters={"s": self.since})
-        lag = {g: group_lag(g, t) for g, t in PIPELINE_GROUPS.items()}
-        return (f"    {now - self.t0:5.0f} s  metrics in {rate:9,.0f}/s  windows out {windows:5d}  "
-                f"lag normalize {lag['sanlens-normalize']:7d}  histograms {lag['sanlens-histograms']:7d}  "
-                f"loader {lag['sanlens-loader']:7d}")
+        positions = self.sample()
+        now, size = time.monotonic(), offsets.topic_size("telemetry.metrics")
+        t_prev, size_prev = self.metrics_in[-1]
+        self.metrics_in.append((now, size))
+        windows = self.client.command(
+            "SELECT uniqExact(window_start) FROM sanlens.pipeline_accounting "
+            "WHERE window_start >= {s:DateTime64(3)} AND site IN {sites:Array(String)}",
+            parameters={"s": self.window_from, "sites": self.sites})
+        stages = "  ".join(f"{name} lag {p.lag:,} ({self.rate(name):,.0f}/s)" for name, p in positions.items())
+        left = self.seconds_left(positions)
+        eta = "" if left is None or left == 0 else f"  about {_duration(left)} left"
+        return (f"    {now - self.t0:5.0f} s  metrics in {(size - size_prev) / max(now - t_prev, 1e-9):9,.0f}/s  "
+                f"windows out {windows:5d}  {stages}{eta}")
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def _window_floor(t: datetime) -> datetime:
+    """The start of the 10 s accounting window holding t (windows are aligned to 10 s; a run's start is not)."""
+    return datetime.fromtimestamp(int(t.timestamp()) // 10 * 10, timezone.utc)
 
 
 def run(args) -> int:
@@ -82,16 +114,22 @@ def run(args) -> int:
     if not all(c["healthy"] for c in report.values()):
         raise SanlensError("the stack is not healthy: see ./sanlens status and ./sanlens logs")
     client = db.client()
-    since = datetime.now(timezone.utc).replace(microsecond=0)
+    since = datetime.now(timezone.utc)
+    sites = sorted({c.site for group in (s.arrays, s.hosts, s.switches) for c in group.values()})
     truth_dir = config.RUN / "simulator" / s.name
     duration = s.duration_s if args.backfill else (args.duration or s.duration_s / args.speed) * args.speed
     run = Run(s, truth_dir, config.KAFKA_BOOTSTRAP, duration, args.speed, args.backfill)
-    progress = Progress(client, since)
+    span = _span(run)
+    if earlier := spans.held(client, sites, span["a"], span["b"]):
+        print(f"==> the store holds {earlier:,} samples of an earlier run of these sites between "
+              f"{span['a']:%H:%M} and {span['b']:%H:%M:%S} UTC: this run replaces them", flush=True)
+        spans.delete(client, sites, span["a"], span["b"])
+    watch = Watch(client, _window_floor(since), sites)
     done = threading.Event()
 
     def report_progress():
         while not done.wait(5):
-            print(progress.line(), flush=True)
+            print(watch.line(), flush=True)
 
     reporter = threading.Thread(target=report_progress, daemon=True)
     fleet = f"{len(s.arrays)} arrays, {len(s.hosts)} SQL Server hosts, {len(s.switches)} switches"
@@ -106,7 +144,7 @@ def run(args) -> int:
         pollers.write_text(simulator.telegraf_pollers(s, endpoints.base_url, s.interval_s / args.speed))
         print(f"==> Telegraf polls {len(s.arrays)} arrays and {len(s.switches)} switches at {endpoints.base_url}",
               flush=True)
-        restart_telegraf()
+        telegraf.restart()
         print(f"==> playing scenario {s.name} ({fleet}) for {duration / args.speed:.0f} s at {args.speed:g}x "
               f"through Telegraf", flush=True)
         reporter.start()
@@ -116,92 +154,92 @@ def run(args) -> int:
         finally:
             pollers.unlink(missing_ok=True)
             endpoints.stop()
-            restart_telegraf()
+            telegraf.restart()
     run.close()
-    drained = _wait_drained()
+    produced = sum(run.truth.records.values())
+    print(f"==> {produced:,} records sent; waiting for every stage to work through them", flush=True)
+    stall = _wait_drained(watch, args.stall_timeout)
     done.set()
     reporter.join()
-    print(progress.line(), flush=True)
+    print(watch.line(), flush=True)
+    if stall:
+        _accounting(client, watch, run, partial=True)
+        print(f"\nPARTIAL: the demo gave up waiting: {stall}. Every figure above counts only what the pipeline had "
+              "processed by then; the install base and the upgrade effect are not shown.\n"
+              "    ./sanlens status   ./sanlens logs   (the records are still in Kafka: the stages resume where "
+              "they stopped)", flush=True)
+        return 1
+    _wait_accounted(client, watch, produced)
     print("==> rolling up the service-time histograms", flush=True)
     rollups.refresh(client, since)
     print("==> building the dbt marts", flush=True)
     cli.dbt("build", "--quiet")
-    _summary(client, since, run, truth_dir)
-    return 0 if drained else 1
+    _summary(client, watch, run, truth_dir)
+    return 0
 
 
-# Telegraf's heartbeat keeps arriving, and Flink commits its offsets only at checkpoints (10 s):
-# "caught up" is a lag below what a few heartbeats add.
-CAUGHT_UP_LAG = 20
-
-
-def _wait_drained(stalled_after: float = 120) -> bool:
-    """Wait while the pipeline works through its backlog; give up when the lag stops going down."""
-    best, last_progress = None, time.monotonic()
-    while time.monotonic() - last_progress < stalled_after:
-        lags = [group_lag(g, t) for g, t in PIPELINE_GROUPS.items()]
-        if all(lag <= CAUGHT_UP_LAG for lag in lags):
-            time.sleep(12)  # the last accounting window closes with the next heartbeat
-            return True
-        if best is None or sum(lags) < best:
-            best, last_progress = sum(lags), time.monotonic()
+def _wait_drained(watch: Watch, stall_timeout: float) -> str | None:
+    """Wait while any stage's committed offsets move; None once every stage has caught up, else why not."""
+    while True:
+        positions = watch.sample()
+        if all(p.lag <= CAUGHT_UP_LAG for p in positions.values()):
+            return None
+        if watch.stalled_for() >= stall_timeout:
+            behind = ", ".join(f"{name} {p.lag:,} messages behind" for name, p in positions.items()
+                               if p.lag > CAUGHT_UP_LAG)
+            return f"no stage advanced for {stall_timeout:.0f} s ({behind})"
         time.sleep(2)
-    print(f"    the pipeline stopped catching up ({best} messages behind for {stalled_after:.0f} s): "
-          "see ./sanlens status and ./sanlens logs", flush=True)
-    return False
 
 
-def _install_base_summary(client, run, truth_dir) -> None:
-    """This run's arrays and hours: the mart's bucket-4 (<= 0.125 ms) share against the simulator's own
-    histograms, and the upgrade effect across arrays."""
-    truth = [json.loads(line) for line in (truth_dir / "histograms.jsonl").read_text().splitlines()]
-    if not truth:
-        return
-    planted = defaultdict(lambda: [0, 0])
-    for t in truth:
-        planted[(t["firmware"], t["direction"])][0] += t["counts"][4]
-        planted[(t["firmware"], t["direction"])][1] += sum(t["counts"])
-    hours = sorted({t["hour"] for t in truth})
-    models = sorted({a.model for a in run.s.arrays.values()})
-    rows = client.query("""
-        SELECT firmware, direction, max(arrays), sum(ios), sumIf(ios, bucket = 4) / sum(ios)
-        FROM sanlens_marts.install_base_histogram
-        WHERE array_model IN {models:Array(String)}
-          AND toUnixTimestamp(period_start) BETWEEN {first:Int64} AND {last:Int64}
-        GROUP BY firmware, direction ORDER BY direction, firmware""",
-        parameters={"models": models, "first": hours[0], "last": hours[-1]}).result_rows
-    table = [(fw, d, n, ios, planted[(fw, d)][1], f"{100 * share:.1f}",
-              f"{100 * planted[(fw, d)][0] / max(planted[(fw, d)][1], 1):.1f}") for fw, d, n, ios, share in rows]
-    print("\nInstall base, this run: I/Os in bucket 4 (0.0625-0.125 ms), measured by the pipeline against planted")
-    cli.print_rows(["firmware", "direction", "arrays", "ios_measured", "ios_simulated", "pct_bucket4",
-                    "pct_bucket4_planted"], table)
-    effect = client.query("""
-        SELECT array_model, from_firmware, to_firmware, direction, metric, arrays, round(mean_delta, 4),
-               round(ci_low, 4), round(ci_high, 4), excludes_zero
-        FROM sanlens_marts.upgrade_effect WHERE array_model IN {models:Array(String)}
-        ORDER BY array_model, from_firmware, direction, metric""", parameters={"models": models})
-    if effect.result_rows:
-        print("\nUpgrade effect across arrays (after - before, matched hours; 95% bootstrap interval):")
-        cli.print_rows(effect.column_names, effect.result_rows)
+def _accounted_in(client, watch: Watch) -> int:
+    return int(client.command(
+        "SELECT sum(records) FROM sanlens.pipeline_accounting WHERE unit = 'records' AND outcome = 'in' "
+        "AND window_start >= {s:DateTime64(3)} AND site IN {sites:Array(String)}",
+        parameters={"s": watch.window_from, "sites": watch.sites}))
 
 
-def _summary(client, since: datetime, run, truth_dir) -> None:
+def _wait_accounted(client, watch: Watch, produced: int, timeout: float = 30) -> None:
+    """The accounting is emitted every few seconds after the records are processed: wait for it to count
+    every record sent (or to stop changing, if some never arrived)."""
+    deadline, last = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        counted = _accounted_in(client, watch)
+        if counted >= produced or (counted == last and counted > 0):
+            return
+        last = counted
+        time.sleep(3)
+
+
+def _accounting(client, watch: Watch, run, partial: bool = False) -> None:
     acc = client.query("""
         SELECT unit, outcome, reason, sum(records) FROM sanlens.pipeline_accounting
-        WHERE window_start >= {s:DateTime64(3)} GROUP BY unit, outcome, reason
-        ORDER BY unit, outcome = 'in' DESC, outcome, reason""", parameters={"s": since})
+        WHERE window_start >= {s:DateTime64(3)} AND site IN {sites:Array(String)}
+        GROUP BY unit, outcome, reason ORDER BY unit, outcome = 'in' DESC, outcome, reason""",
+                       parameters={"s": watch.window_from, "sites": watch.sites})
     produced = sum(run.truth.records.values())
-    print(f"\n{produced} records from the simulated fleet (plus Telegraf's heartbeat). "
-          f"Pipeline accounting since {since:%H:%M:%S} UTC:")
+    counted = _accounted_in(client, watch)
+    heartbeats = client.command(
+        "SELECT sum(records) FROM sanlens.pipeline_accounting WHERE unit = 'records' AND outcome = 'in' "
+        "AND window_start >= {s:DateTime64(3)} AND site = ''", parameters={"s": watch.window_from})
+    title = "PARTIAL accounting" if partial else "Pipeline accounting"
+    print(f"\n{title} of this run (sites {', '.join(watch.sites)}; windows from {watch.window_from:%H:%M:%S} UTC):")
     cli.print_rows(["unit", "outcome", "reason", "count"], acc.result_rows)
+    verdict = "all of them" if counted == produced else f"{produced - counted:,} NOT counted"
+    print(f"records in: {counted:,} of the {produced:,} the simulated fleet sent ({verdict}); "
+          f"plus {int(heartbeats or 0):,} of Telegraf's own heartbeat")
+
+
+def _summary(client, watch: Watch, run, truth_dir) -> None:
+    _accounting(client, watch, run)
     hosts = client.query("""
         SELECT host, round(avgIf(value, metric = 'disk.read_latency' AND disk = 'D:')) AS read_us,
                round(avgIf(value, metric = 'disk.write_latency' AND disk = 'D:')) AS write_us,
                round(avgIf(value, metric = 'file.read_latency')) AS dmv_read_us,
                round(maxIf(value, metric = 'hba.outstanding_ios')) AS max_outstanding
-        FROM sanlens.metrics WHERE loaded_at >= {s:DateTime64(3)} AND host != ''
-        GROUP BY host ORDER BY host LIMIT 20""", parameters={"s": since})
-    print("\nHost-side latency (Perfmon data disk, SQL Server file stats), microseconds:")
+        FROM sanlens.metrics
+        WHERE host IN {hosts:Array(String)} AND ts BETWEEN {a:DateTime64(3)} AND {b:DateTime64(3)}
+        GROUP BY host ORDER BY host LIMIT 20""", parameters={"hosts": list(run.s.hosts), **_span(run)})
+    print("\nHost-side latency of this run (Perfmon data disk, SQL Server file stats), microseconds:")
     cli.print_rows(hosts.column_names, hosts.result_rows)
     _install_base_summary(client, run, truth_dir)
     print(f"\nGround truth of this run: {truth_dir}\n"
@@ -212,3 +250,47 @@ def _summary(client, since: datetime, run, truth_dir) -> None:
           "  ./sanlens report --out report   (HTML and PNG charts of the install base)\n"
           "  ./sanlens status            (health of every component)\n"
           "  ./sanlens down              (stop everything)")
+
+
+def _span(run) -> dict:
+    """This run's simulated time, as query parameters a (first sample) and b (last sample)."""
+    return {"a": datetime.fromtimestamp(run.start_s, timezone.utc),
+            "b": datetime.fromtimestamp(run.start_s + run.duration, timezone.utc)}
+
+
+def _install_base_summary(client, run, truth_dir) -> None:
+    """This run's arrays over this run's span: the share of I/Os in bucket 4 (<= 0.125 ms) per firmware
+    against the simulator's own histograms, and the upgrade effect on this run's arrays."""
+    truth = [json.loads(line) for line in (truth_dir / "histograms.jsonl").read_text().splitlines()]
+    if not truth:
+        return
+    planted = defaultdict(lambda: [0, 0])
+    for t in truth:
+        planted[(t["firmware"], t["direction"])][0] += t["counts"][4]
+        planted[(t["firmware"], t["direction"])][1] += sum(t["counts"])
+    arrays = {"arrays": list(run.s.arrays), **_span(run)}
+    rows = client.query("""
+        SELECT firmware, direction, uniqExact(array), sum(ios), sumIf(ios, bucket = 4) / sum(ios)
+        FROM sanlens.service_time_hist_1m FINAL
+        WHERE source = 'array' AND array IN {arrays:Array(String)}
+          AND period_start BETWEEN toStartOfMinute({a:DateTime}) AND {b:DateTime}
+        GROUP BY firmware, direction ORDER BY direction, firmware""", parameters=arrays).result_rows
+    table = [(fw, d, n, ios, planted[(fw, d)][1], f"{100 * share:.1f}",
+              f"{100 * planted[(fw, d)][0] / max(planted[(fw, d)][1], 1):.1f}") for fw, d, n, ios, share in rows]
+    print("\nInstall base, this run: I/Os in bucket 4 (0.0625-0.125 ms), measured by the pipeline against planted")
+    cli.print_rows(["firmware", "direction", "arrays", "ios_measured", "ios_simulated", "pct_bucket4",
+                    "pct_bucket4_planted"], table)
+    effect = client.query("""
+        SELECT array_model, from_firmware, to_firmware, direction, count() AS arrays,
+               round(100 * avg(share_fast_delta), 2) AS share_fast_delta_pts,
+               round(100 * min(share_fast_delta), 2) AS min_pts, round(100 * max(share_fast_delta), 2) AS max_pts,
+               round(avg(p99_ms_delta), 3) AS p99_ms_delta
+        FROM sanlens_marts.upgrade_effect_by_array
+        WHERE array IN {arrays:Array(String)} AND changed_at BETWEEN {a:DateTime64(3)} AND {b:DateTime64(3)}
+        GROUP BY array_model, from_firmware, to_firmware, direction
+        ORDER BY array_model, from_firmware, direction""", parameters=arrays)
+    if effect.result_rows:
+        print("\nUpgrade effect on this run's arrays (after - before, matched whole hours; share of I/Os <= 0.125 ms "
+              "in points, p99 in ms). Across the whole fleet, with 95% bootstrap intervals: "
+              "sanlens_marts.upgrade_effect")
+        cli.print_rows(effect.column_names, effect.result_rows)

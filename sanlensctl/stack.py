@@ -57,6 +57,10 @@ def up() -> dict:
     return status()
 
 
+def running() -> bool:
+    return any(pid(component) for component in COMPONENTS)
+
+
 def status() -> dict:
     report = {}
     for component in COMPONENTS:

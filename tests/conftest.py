@@ -42,15 +42,15 @@ def wait_until(check, timeout: float, what: str):
 
 @pytest.fixture(scope="session")
 def stack():
-    """The local stack, really running: reused if it is already up, else started and stopped here."""
-    before = json.loads(sanlens("status", "--json").stdout or "{}")
-    already_up = before and all(c["healthy"] for c in before.values())
-    if not already_up:
-        out = sanlens("up", timeout=900)
-        assert out.returncode == 0, out.stdout + out.stderr
+    """The tests' own stack, really running: `./sanlens test` points SANLENS_RUN and the ports at a run
+    folder of the tests (config.TEST_RUN), never at the user's stack. It starts empty, is stopped at the
+    end, and its data is deleted unless `./sanlens test --keep`."""
+    assert config.RUN.name.endswith("-test"), "run the tests with ./sanlens test: they need a stack of their own"
+    sanlens("down", "--purge")                      # whatever an earlier session left behind
+    out = sanlens("up", timeout=900)
+    assert out.returncode == 0, out.stdout + out.stderr
     yield json.loads(sanlens("status", "--json").stdout)
-    if not already_up:
-        sanlens("down")
+    sanlens("down", *([] if os.environ.get("SANLENS_TEST_KEEP") == "1" else ["--purge"]))
 
 
 @pytest.fixture(scope="session")

@@ -8,18 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port, sanlens
-from sanlensctl import procs, stack
+from conftest import sanlens
+from sanlensctl import config, procs, stack
 
 
 @pytest.fixture
 def isolated(tmp_path):
     """A second, empty stack: its own run folder and ports, so the tests' main stack is untouched."""
-    env = {"SANLENS_RUN": str(tmp_path / "run")}
-    for name in ("KAFKA", "KAFKA_CONTROLLER", "CLICKHOUSE", "FLINK_REST", "TELEGRAF_HEALTH", "TELEGRAF_LISTENER"):
-        env[f"SANLENS_{name}_PORT"] = str(free_port())
-    env["SANLENS_KAFKA"] = f"127.0.0.1:{env['SANLENS_KAFKA_PORT']}"  # `./sanlens test` exports the main stack's
-    env["SANLENS_CLICKHOUSE_URL"] = f"http://127.0.0.1:{env['SANLENS_CLICKHOUSE_PORT']}"
+    env = config.isolated_env(tmp_path / "run")
     yield env
     sanlens("down", env=env)
 

@@ -44,7 +44,7 @@ def test_sample_poller_config_is_what_pollers_py_renders():
     assert pollers.render(**pollers.EXAMPLE) in sample
 
 
-def test_every_measurement_the_configs_emit_is_in_the_normalise_catalog():
+def test_every_measurement_the_configs_emit_is_in_the_normalize_catalog():
     catalog = yaml.safe_load((ROOT / "flink-jobs" / "normalize" / "catalog.yaml").read_text())["measurements"]
     host = (ROOT / "ingest" / "telegraf" / "host" / "telegraf.conf").read_text()
     poller = (ROOT / "ingest" / "telegraf" / "poller" / "telegraf.conf").read_text()

@@ -1,4 +1,4 @@
-"""The normalise job's decoding step, isolated (pure logic): catalog, canonical units, refusals."""
+"""The normalize job's decoding step, isolated (pure logic): catalog, canonical units, refusals."""
 from __future__ import annotations
 
 import json

@@ -3,20 +3,23 @@
 pipeline, checked against the simulator's own histograms of the same run:
 - the install-base mart's share of I/Os in bucket 4 (<= 0.125 ms) per firmware and direction is within
   2 points of the truth: writes about 10% on 3.1.3 and 40% on 3.2.1, reads unchanged;
+- every record the simulator sent is counted in the pipeline's accounting, exactly, and the demo says so;
 - the bucket counts in the mart add up to exactly the I/Os the simulator counted for those arrays and hours;
 - the upgrade effect's bootstrap interval of the write share excludes zero, the read share's includes it."""
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 
 import numpy as np
 
 from conftest import ROOT, sanlens
 from ingest.simulator import scenario as scenario_file
+from sanlensctl import config
 
 SCENARIO = ROOT / "ingest" / "scenarios" / "firmware-rollout.yaml"
-TRUTH = ROOT / ".sanlens" / "run" / "simulator" / "firmware-rollout" / "histograms.jsonl"
+TRUTH = config.RUN / "simulator" / "firmware-rollout"
 
 
 def test_firmware_rollout_of_200_arrays_reproduces_the_express_writes_figure(stack, ch):
@@ -27,7 +30,12 @@ def test_firmware_rollout_of_200_arrays_reproduces_the_express_writes_figure(sta
     s = scenario_file.load(SCENARIO)
     models = sorted({a.model for a in s.arrays.values()})
     assert len(s.arrays) >= 200
-    truth = [json.loads(line) for line in TRUTH.read_text().splitlines()]
+    sent = sum(json.loads((TRUTH / "records.json").read_text()).values())
+    assert re.search(rf"^records in: {sent:,} of the {sent:,} the simulated fleet sent \(all of them\)", out.stdout, re.M)
+    sites = sorted({a.site for a in s.arrays.values()})
+    assert ch.command("SELECT sum(records) FROM sanlens.pipeline_accounting WHERE unit = 'records' AND outcome = 'in' "
+                      "AND site IN {s:Array(String)}", parameters={"s": sites}) == sent
+    truth = [json.loads(line) for line in (TRUTH / "histograms.jsonl").read_text().splitlines()]
     hours = sorted({t["hour"] for t in truth})
     planted = defaultdict(lambda: np.zeros(32, dtype=np.int64))
     for t in truth:

@@ -1,6 +1,8 @@
-"""Dashboards are code: the provisioned JSON is what grafana/generate.py writes, it has the structure
-Grafana and the provisioning need, and every panel's and variable's SQL, with the ClickHouse plugin's
-macros expanded, runs against real pipeline data and returns what the panel needs."""
+"""Dashboards are code: the provisioned JSON is what grafana/generate.py writes; every dashboard file,
+panel and variable follows the structural rules Grafana and the provisioning need (one test a rule,
+over every dashboard in grafana/dashboards/, pure: no stack); and every panel's and variable's SQL,
+with the ClickHouse plugin's macros expanded, runs against real pipeline data and returns what the
+panel needs (marked `stack`)."""
 from __future__ import annotations
 
 import json
@@ -9,67 +11,162 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from conftest import ROOT
 from grafana_macros import ALL, expand
 
-DASHBOARDS = sorted((ROOT / "grafana" / "dashboards").glob("*.json"))
-BOARD = json.loads((ROOT / "grafana" / "dashboards" / "install-base-service-times.json").read_text())
-PANELS = [p for p in BOARD["panels"] if p["type"] != "row"]
-VARIABLES = BOARD["templating"]["list"]
-QUERY_VARIABLES = [v for v in VARIABLES if v["type"] == "query"]
+GRAFANA = ROOT / "grafana"
+DASHBOARDS = {path.name: json.loads(path.read_text()) for path in sorted((GRAFANA / "dashboards").glob("*.json"))}
+PROVISIONED = yaml.safe_load((GRAFANA / "provisioning" / "datasources" / "clickhouse.yaml").read_text())
+DATASOURCE = {key: PROVISIONED["datasources"][0][key] for key in ("type", "uid")}
+HARD_CODED_TIME = re.compile(r"\d{4}-\d{2}-\d{2}|now\(\)|today\(\)|INTERVAL\s+\d+\s+(DAY|HOUR|MINUTE)", re.I)
+
+
+def all_panels(board: dict) -> list[dict]:
+    """Rows and panels, including the panels inside collapsed rows."""
+    return [q for p in board["panels"] for q in [p, *p.get("panels", [])]]
+
+
+def panels(board: dict) -> list[dict]:
+    """The panels that show data."""
+    return [p for p in all_panels(board) if p["type"] != "row"]
+
+
+def query_variables(board: dict) -> list[dict]:
+    return [v for v in board["templating"]["list"] if v["type"] == "query"]
+
+
+def where(name: str, panel: dict, target: dict | None = None) -> str:
+    """What a failure names: the dashboard file, the panel's title and the query."""
+    return f"{name}: panel {panel['title']!r}" + (f", query {target['refId']}" if target else "")
+
+
+def undefined_variables(sql: str, board: dict) -> set[str]:
+    """Template variables the SQL uses that the dashboard does not define ($__ names are macros)."""
+    used = {name for name in re.findall(r"\$\{?(\w+)", sql) if not name.startswith("__")}
+    return used - {v["name"] for v in board["templating"]["list"]}
+
+
+BOARD_PARAMS = [pytest.param(name, board, id=name) for name, board in DASHBOARDS.items()]
+PANEL_PARAMS = [pytest.param(name, panel, id=f"{name}/{panel['title']}")
+                for name, board in DASHBOARDS.items() for panel in panels(board)]
+VARIABLE_PARAMS = [pytest.param(name, variable, id=f"{name}/${variable['name']}")
+                   for name, board in DASHBOARDS.items() for variable in query_variables(board)]
+
+
+def test_there_are_dashboards():
+    assert DASHBOARDS, "no JSON file in grafana/dashboards/"
 
 
 def test_generated_json_is_up_to_date():
-    out = subprocess.run([sys.executable, str(ROOT / "grafana" / "generate.py"), "--check"], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, str(GRAFANA / "generate.py"), "--check"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
 
 
-def test_structure():
-    assert BOARD["title"] == "Install base service times" and BOARD["uid"]
-    ids = [p["id"] for p in BOARD["panels"]]
-    assert len(ids) == len(set(ids))                                           # panel ids unique
-    for panel in PANELS:
-        assert panel["datasource"]["uid"] == "sanlens-clickhouse", panel["title"]
-        assert panel["fieldConfig"]["defaults"].get("unit"), f"{panel['title']}: no unit"
-        for target in panel["targets"]:
-            assert target["datasource"] == {"type": "grafana-clickhouse-datasource", "uid": "sanlens-clickhouse"}
-            sql = target["rawSql"]
-            assert "$__timeFilter(" in sql, f"{panel['title']}: not bound to the dashboard's time range"
-            assert not re.search(r"\d{4}-\d{2}-\d{2}|now\(\)|today\(\)|INTERVAL\s+\d+\s+(DAY|HOUR|MINUTE)", sql, re.I), \
-                f"{panel['title']}: hard-coded time range"
-    for variable in QUERY_VARIABLES:
-        assert variable["sort"] == 1, f"${variable['name']} is not sorted"
-        assert variable["datasource"]["uid"] == "sanlens-clickhouse"
-    used = {m for p in PANELS for t in p["targets"] for m in re.findall(r"\$\{?(\w+)", t["rawSql"])} - {"__timeFilter"}
-    defined = {v["name"] for v in VARIABLES}
-    assert {u for u in used if not u.startswith("__")} <= defined
-    titles = [p["title"] for p in PANELS]
-    assert any("by firmware" in t for t in titles) and any("Volumes" in t for t in titles)
-
-
 def test_provisioning_points_at_the_generated_dashboards():
-    provider = (ROOT / "grafana" / "provisioning" / "dashboards" / "sanlens.yaml").read_text()
+    provider = (GRAFANA / "provisioning" / "dashboards" / "sanlens.yaml").read_text()
     compose = (ROOT / "docker-compose.yml").read_text()
     assert "/var/lib/grafana/dashboards" in provider and "./grafana/dashboards:/var/lib/grafana/dashboards" in compose
-    assert DASHBOARDS
+
+
+def test_dashboard_uids_are_unique():
+    uids = [board.get("uid") for board in DASHBOARDS.values()]
+    assert all(uids) and len(uids) == len(set(uids)), dict(zip(DASHBOARDS, uids))
+
+
+# -- one test a rule, over every dashboard ---------------------------------------------------------
+@pytest.mark.parametrize("name, board", BOARD_PARAMS)
+def test_dashboard_has_a_title(name, board):
+    assert board.get("title"), f"{name}: no title"
+
+
+@pytest.mark.parametrize("name, board", BOARD_PARAMS)
+def test_panel_ids_are_unique(name, board):
+    ids = [p["id"] for p in all_panels(board)]
+    assert len(ids) == len(set(ids)), f"{name}: panel ids repeat: {sorted(ids)}"
+
+
+# -- over every panel ------------------------------------------------------------------------------
+@pytest.mark.parametrize("name, panel", PANEL_PARAMS)
+def test_panel_reads_the_provisioned_data_source(name, panel):
+    assert panel.get("datasource") == DATASOURCE, f"{where(name, panel)}: data source {panel.get('datasource')}"
+    for target in panel["targets"]:
+        assert target.get("datasource") == DATASOURCE, \
+            f"{where(name, panel, target)}: data source {target.get('datasource')}"
+
+
+@pytest.mark.parametrize("name, panel", PANEL_PARAMS)
+def test_panel_has_a_unit(name, panel):
+    assert panel["fieldConfig"]["defaults"].get("unit"), f"{where(name, panel)}: no unit"
+
+
+@pytest.mark.parametrize("name, panel", PANEL_PARAMS)
+def test_panel_queries_are_bound_to_the_dashboard_time_range(name, panel):
+    for target in panel["targets"]:
+        assert "$__timeFilter(" in target["rawSql"], f"{where(name, panel, target)}: no $__timeFilter"
+
+
+@pytest.mark.parametrize("name, panel", PANEL_PARAMS)
+def test_panel_queries_have_no_hard_coded_time_range(name, panel):
+    for target in panel["targets"]:
+        found = HARD_CODED_TIME.search(target["rawSql"])
+        assert not found, f"{where(name, panel, target)}: hard-codes {found.group(0)!r}"
+
+
+@pytest.mark.parametrize("name, panel", PANEL_PARAMS)
+def test_panel_queries_use_only_defined_variables(name, panel):
+    board = DASHBOARDS[name]
+    for target in panel["targets"]:
+        missing = undefined_variables(target["rawSql"], board)
+        assert not missing, f"{where(name, panel, target)}: uses undefined {sorted(missing)}"
+
+
+# -- over every query variable ---------------------------------------------------------------------
+@pytest.mark.parametrize("name, variable", VARIABLE_PARAMS)
+def test_variable_reads_the_provisioned_data_source(name, variable):
+    assert variable.get("datasource") == DATASOURCE, \
+        f"{name}: ${variable['name']}: data source {variable.get('datasource')}"
+
+
+@pytest.mark.parametrize("name, variable", VARIABLE_PARAMS)
+def test_variable_is_sorted(name, variable):
+    assert variable.get("sort") == 1, f"{name}: ${variable['name']} is not sorted alphabetically"
+
+
+@pytest.mark.parametrize("name, variable", VARIABLE_PARAMS)
+def test_variable_query_uses_only_defined_variables(name, variable):
+    missing = undefined_variables(variable["query"], DASHBOARDS[name])
+    assert not missing, f"{name}: ${variable['name']} uses undefined {sorted(missing)}"
+
+
+# -- the install-base dashboard's SQL against real pipeline data (a firmware rollout) ---------------
+
+INSTALL_BASE = DASHBOARDS["install-base-service-times.json"]
+
+
+def test_install_base_dashboard_shows_the_firmware_cohorts_and_the_volumes():
+    titles = [p["title"] for p in panels(INSTALL_BASE)]
+    assert any("by firmware" in t for t in titles) and any("Volumes" in t for t in titles), titles
 
 
 def run_panel(ch, rollout, sql: str, **selection) -> list[dict]:
-    variables = {v["name"]: ALL for v in QUERY_VARIABLES} | {"direction": "write"} | selection
+    variables = {v["name"]: ALL for v in query_variables(INSTALL_BASE)} | {"direction": "write"} | selection
     expanded = expand(sql, rollout.start, rollout.end, 60, variables)
     result = ch.query(expanded)
     return [dict(zip(result.column_names, row)) for row in result.result_rows]
 
 
-@pytest.mark.parametrize("variable", QUERY_VARIABLES, ids=lambda v: v["name"])
+@pytest.mark.stack
+@pytest.mark.parametrize("variable", query_variables(INSTALL_BASE), ids=lambda v: v["name"])
 def test_every_variable_query_lists_values(variable, rollout, ch):
     rows = run_panel(ch, rollout, variable["query"], customer=[rollout.customer])
     values = [r[variable["name"]] for r in rows]
     assert values and values == sorted(values)
 
 
-@pytest.mark.parametrize("panel", PANELS, ids=lambda p: p["title"])
+@pytest.mark.stack
+@pytest.mark.parametrize("panel", panels(INSTALL_BASE), ids=lambda p: p["title"])
 def test_every_panel_query_returns_what_the_panel_shows(panel, rollout, ch):
     for selection in ({"customer": [rollout.customer]},                                     # fleet
                       {"customer": [rollout.customer], "array": [rollout.arrays[0]]},       # one array

@@ -12,7 +12,6 @@ from ingest.simulator.endpoints import Endpoints
 from ingest.simulator.run import Run
 from sanlensctl import config
 from sanlensctl.components import telegraf
-from sanlensctl.demo import restart_telegraf
 
 SCENARIO = """
 name: e2e
@@ -57,12 +56,12 @@ def test_every_record_telegraf_sent_is_loaded_dead_lettered_or_counted_as_droppe
     pollers = telegraf.POLLERS / f"e2e-{run_id}.conf"
     pollers.write_text(simulator.telegraf_pollers(s, endpoints.base_url, s.interval_s / 2.0))
     try:
-        restart_telegraf()
+        telegraf.restart()
         run.realtime(("127.0.0.1", config.TELEGRAF_LISTENER_PORT))
         time.sleep(3)                                     # the last poll and flush
     finally:
         pollers.unlink()
-        restart_telegraf()                                # Telegraf flushes what it holds when stopped
+        telegraf.restart()                                # Telegraf flushes what it holds when stopped
         endpoints.stop()
     run.close()
     sent = sum(run.truth.records.values())

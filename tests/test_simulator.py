@@ -1,4 +1,4 @@
-"""The fleet simulator: calibration on DOMAIN.md, scenario checks, counters, and the shapes it serves
+"""The fleet simulator: calibration on docs/domain.md, scenario checks, counters, and the shapes it serves
 compared with what the real Telegraf makes of them."""
 from __future__ import annotations
 

@@ -1,17 +1,18 @@
-"""Record types and SQL of the normalise job: raw Telegraf JSON in; samples, dead letters and the
+"""Record types and SQL of the normalize job: raw Telegraf JSON in; samples, dead letters and the
 job's own accounting out (docs/contract.md)."""
 from __future__ import annotations
 
 from normalize.decode import ENTITY_KEYS
 from normalize.functions import COLUMNS
 
-WINDOW = "INTERVAL '10' SECOND"
+WINDOW_S = 10           # accounting windows, by arrival time
+EMIT_EVERY = "INTERVAL '5' SECOND"  # how often the counts of the records processed since are emitted
 
 
 def raw_metrics(kafka_options: str) -> str:
     """`telemetry.metrics` as raw text, so that a record that is not even JSON can still be dead-lettered.
-    Event time is the broker's append time (the topic uses LogAppendTime): every record has one, and a
-    bad timestamp inside a payload cannot move the watermark."""
+    Arrival is the broker's append time (the topic uses LogAppendTime): every record has one. Nothing
+    in this job waits for a watermark, so nothing can be late."""
     return f"""
     CREATE TABLE raw_metrics (
         payload STRING,
@@ -19,8 +20,7 @@ def raw_metrics(kafka_options: str) -> str:
         kafka_partition INT METADATA FROM 'partition' VIRTUAL,
         kafka_offset BIGINT METADATA FROM 'offset' VIRTUAL,
         arrival TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL,
-        proc AS PROCTIME(),
-        WATERMARK FOR arrival AS arrival - INTERVAL '1' SECOND
+        proc AS PROCTIME()
     ) WITH ({kafka_options}, 'format' = 'raw')"""
 
 
@@ -55,6 +55,7 @@ def _part(column: str, i: int) -> str:
 DECODED = f"""
     CREATE TEMPORARY VIEW decoded AS
     SELECT r.payload, r.kafka_topic, r.kafka_partition, r.kafka_offset, r.arrival, r.proc,
+        CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), r.arrival) AS BIGINT) AS arrival_s,
         d.outcome, d.reason, d.detail, d.series, d.ts_ms, d.entity, d.samples, d.n_samples, d.n_unknown,
         COALESCE({_part("d.entity", 0)}, '') AS site
     FROM raw_metrics AS r,
@@ -66,7 +67,7 @@ DECODED = f"""
 # the LAG once per output, samples and accounting: docs/benchmarks.md.)
 SAMPLES = f"""
     CREATE TEMPORARY VIEW decoded_samples AS
-    SELECT d.arrival, d.proc, d.ts_ms, d.entity, x.s,
+    SELECT d.arrival, d.arrival_s, d.proc, d.ts_ms, d.entity, x.s,
         d.series || CHR(31) || {_part("x.s", 0)} || CHR(31) || {_part("x.s", 3)} AS series_key
     FROM decoded AS d CROSS JOIN UNNEST(SPLIT(d.samples, CHR(30))) AS x(s)
     WHERE d.outcome = 'decoded' AND d.samples <> ''"""
@@ -76,13 +77,13 @@ SAMPLES = f"""
 # arrival order, and nothing waits for a watermark.
 PAIRED = f"""
     CREATE TEMPORARY VIEW paired AS
-    SELECT arrival, ts_ms, entity, prev_ts,
+    SELECT arrival, arrival_s, ts_ms, entity, prev_ts,
         {_part("s", 0)} AS metric, {_part("s", 1)} AS kind, {_part("s", 2)} AS unit,
         CAST({_part("s", 3)} AS INT) AS bucket,
         CAST({_part("s", 4)} AS DOUBLE) AS num, TRY_CAST({_part("s", 5)} AS DOUBLE) AS den,
         CAST({_part("prev_s", 4)} AS DOUBLE) AS prev_num, TRY_CAST({_part("prev_s", 5)} AS DOUBLE) AS prev_den
     FROM (
-        SELECT arrival, ts_ms, entity, s,
+        SELECT arrival, arrival_s, ts_ms, entity, s,
             LAG(s) OVER (PARTITION BY series_key ORDER BY proc) AS prev_s,
             LAG(ts_ms) OVER (PARTITION BY series_key ORDER BY proc) AS prev_ts
         FROM decoded_samples)"""
@@ -123,22 +124,29 @@ INSERT_DEADLETTERS = """
     FROM decoded WHERE outcome = 'dead'"""
 
 # Every record in is counted once as out or dead-lettered; every sample decoded is counted once as
-# out or dropped with its reason. Windows are by arrival time.
-OUTCOMES = """
+# out or dropped with its reason, in the 10 s window of the record's arrival. The counts are emitted
+# every few seconds of processing time as increments (the loader adds them up), so a record is counted
+# whenever it is processed, however long its partition was held back: no watermark, nothing late.
+# A record's own counts (in, and out or dead-lettered) always land in the same window.
+OUTCOMES = f"""
     CREATE TEMPORARY VIEW outcomes AS
-    SELECT arrival, site, 'records' AS unit, 'in' AS outcome, '' AS reason, 1 AS n FROM decoded
-    UNION ALL
-    SELECT arrival, site, 'records', CASE WHEN outcome = 'dead' THEN 'deadletter' ELSE 'out' END,
-        CASE WHEN outcome = 'dead' THEN reason ELSE '' END, 1 FROM decoded
-    UNION ALL
-    SELECT arrival, site, 'samples', 'in', '', n_samples FROM decoded WHERE n_samples > 0
-    UNION ALL
-    SELECT arrival, site, 'samples', 'dropped', 'field not in catalog', n_unknown FROM decoded WHERE n_unknown > 0
-    UNION ALL
-    SELECT arrival, COALESCE(SPLIT_INDEX(entity, CHR(31), 0), ''), 'samples', verdict, verdict_reason, 1 FROM judged"""
+    SELECT PROCTIME() AS pt, arrival_s - MOD(arrival_s, {WINDOW_S}) AS window_s, site, unit, outcome, reason, n
+    FROM (
+        SELECT arrival_s, site, 'records' AS unit, 'in' AS outcome, '' AS reason, 1 AS n FROM decoded
+        UNION ALL
+        SELECT arrival_s, site, 'records', CASE WHEN outcome = 'dead' THEN 'deadletter' ELSE 'out' END,
+            CASE WHEN outcome = 'dead' THEN reason ELSE '' END, 1 FROM decoded
+        UNION ALL
+        SELECT arrival_s, site, 'samples', 'in', '', n_samples FROM decoded WHERE n_samples > 0
+        UNION ALL
+        SELECT arrival_s, site, 'samples', 'dropped', 'field not in catalog', n_unknown FROM decoded
+        WHERE n_unknown > 0
+        UNION ALL
+        SELECT arrival_s, COALESCE(SPLIT_INDEX(entity, CHR(31), 0), ''), 'samples', verdict, verdict_reason, 1
+        FROM judged)"""
 
 INSERT_ACCOUNTING = f"""
     INSERT INTO accounting
-    SELECT window_start, 'normalize', site, unit, outcome, reason, CAST(SUM(n) AS BIGINT)
-    FROM TABLE(TUMBLE(TABLE outcomes, DESCRIPTOR(arrival), {WINDOW}))
-    GROUP BY window_start, window_end, site, unit, outcome, reason"""
+    SELECT TO_TIMESTAMP_LTZ(window_s * 1000, 3), 'normalize', site, unit, outcome, reason, CAST(SUM(n) AS BIGINT)
+    FROM TABLE(TUMBLE(TABLE outcomes, DESCRIPTOR(pt), {EMIT_EVERY}))
+    GROUP BY window_start, window_end, window_s, site, unit, outcome, reason"""

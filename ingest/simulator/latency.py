@@ -1,4 +1,4 @@
-"""The latency model: where an I/O's time goes (DOMAIN.md, "Where latency comes from").
+"""The latency model: where an I/O's time goes (docs/domain.md, "Where an I/O's time goes").
 
     host latency = host queueing (HBA) + fabric (switch hops, distance, slow drain) + array service time
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-# kind: (read share, I/O size in KB): TPC-E-like, OLTP, data mining (DOMAIN.md).
+# kind: (read share, I/O size in KB): TPC-E-like, OLTP, data mining (docs/domain.md).
 WORKLOADS = {"tpce": (0.90, 8), "oltp": (0.80, 8), "datamining": (0.95, 256)}
 ARRAY_PORTS = 4     # the last ports of each switch face the arrays: array k's paths use port (ports - 4 + k % 4)
 

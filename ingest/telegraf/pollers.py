@@ -1,5 +1,5 @@
 """Telegraf poller configs for arrays and switches: one inputs.http per array API and per switch,
-parsed with json_v2 into the measurements the normalise job knows (flink-jobs/normalize/catalog.yaml).
+parsed with json_v2 into the measurements the normalize job knows (flink-jobs/normalize/catalog.yaml).
 
 The sample config in ingest/telegraf/poller/telegraf.conf is rendered from here (tests keep the two in
 step); the local stack renders one for the simulated fleet into .sanlens/run/telegraf.d/.

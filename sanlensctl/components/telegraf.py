@@ -26,6 +26,13 @@ def start() -> int:
     return procs.start(NAME, [str(BINARY), "--config", str(CONFIG), "--config-directory", str(POLLERS)], env())
 
 
+def restart() -> None:
+    """Stop (Telegraf flushes what it holds) and start again: it reads the poller configs at start."""
+    procs.stop(NAME, timeout=15)
+    pid = start()
+    procs.wait_for(lambda: probe()["healthy"], 60, NAME, pid=pid, log=procs.log_file(NAME))
+
+
 def version() -> str:
     return subprocess.run([str(BINARY), "--version"], capture_output=True, text=True).stdout.split()[-1]
 

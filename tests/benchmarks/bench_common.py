@@ -19,7 +19,7 @@ from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 from conftest import free_port  # noqa: E402
 
 from sanlensctl import config  # noqa: E402
-from sanlensctl.demo import topic_size  # noqa: E402
+from sanlensctl.offsets import topic_size  # noqa: E402
 
 
 def consume_all(topic: str, total: int, parse: bool) -> float:

@@ -28,7 +28,7 @@ import numpy as np  # noqa: E402
 
 from ingest.simulator import latency  # noqa: E402
 from sanlensctl import config  # noqa: E402
-from sanlensctl.demo import topic_size  # noqa: E402
+from sanlensctl.offsets import topic_size  # noqa: E402
 
 INTERVAL_S = 300
 START = datetime(2026, 11, 1, tzinfo=timezone.utc)

@@ -31,7 +31,7 @@ from bench_common import consume_all, fresh_topics, run_bounded  # noqa: E402
 from ingest.simulator import scenario as scenario_file  # noqa: E402
 from ingest.simulator.run import Run  # noqa: E402
 from sanlensctl import config  # noqa: E402
-from sanlensctl.demo import topic_size  # noqa: E402
+from sanlensctl.offsets import topic_size  # noqa: E402
 
 SCENARIO = ROOT / "ingest" / "scenarios" / "firmware-rollout.yaml"
 

@@ -1,4 +1,4 @@
--- One row per normalised sample, with its entity keys; the Kafka position columns stay behind.
+-- One row per normalized sample, with its entity keys; the Kafka position columns stay behind.
 select
     ts,
     metric,
