@@ -1,7 +1,8 @@
 """Writes every dashboard of grafana/ as provisioning JSON into grafana/dashboards/.
 
-    .sanlens/venv/bin/python grafana/generate.py [--check]   # --check: fail if a file is out of date
+.sanlens/venv/bin/python grafana/generate.py [--check]   # --check: fail if a file is out of date
 """
+
 from __future__ import annotations
 
 import argparse
@@ -11,10 +12,9 @@ from pathlib import Path
 
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from grafana import install_base_service_times
 
-import install_base_service_times  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 DASHBOARDS = {"install-base-service-times.json": install_base_service_times}
 

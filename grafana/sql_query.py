@@ -1,12 +1,13 @@
 """A raw-SQL query of the Grafana ClickHouse data source plugin (grafana-clickhouse-datasource), as a
 grafana-foundation-sdk data query: the SDK ships no ClickHouse query type of its own."""
+
 from __future__ import annotations
 
 from grafana_foundation_sdk.cog import builder, variants
 from grafana_foundation_sdk.models.dashboard import DataSourceRef
 
 PLUGIN = "grafana-clickhouse-datasource"
-DATASOURCE_UID = "sanlens-clickhouse"          # grafana/provisioning/datasources/clickhouse.yaml
+DATASOURCE_UID = "sanlens-clickhouse"  # grafana/provisioning/datasources/clickhouse.yaml
 DATASOURCE = DataSourceRef(type_val=PLUGIN, uid=DATASOURCE_UID)
 # The plugin's result formats (its Format enum): time series frames or a table.
 TIME_SERIES, TABLE = 0, 1
@@ -17,9 +18,14 @@ class ClickHouseSQL(variants.Dataquery):
         self.sql, self.fmt, self.ref_id = sql, fmt, ref_id
 
     def to_json(self) -> dict[str, object]:
-        return {"refId": self.ref_id, "datasource": DATASOURCE.to_json(), "editorType": "sql",
-                "format": self.fmt, "queryType": "timeseries" if self.fmt == TIME_SERIES else "table",
-                "rawSql": self.sql.strip()}
+        return {
+            "refId": self.ref_id,
+            "datasource": DATASOURCE.to_json(),
+            "editorType": "sql",
+            "format": self.fmt,
+            "queryType": "timeseries" if self.fmt == TIME_SERIES else "table",
+            "rawSql": self.sql.strip(),
+        }
 
 
 class Query(builder.Builder[ClickHouseSQL]):

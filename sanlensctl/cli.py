@@ -1,4 +1,5 @@
 """./sanlens: set up, run and test the sanlens pipeline on one machine."""
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,7 @@ COMMANDS = {
     "dbt": "run dbt on the project in dbt/ with the local profile, e.g. ./sanlens dbt build",
     "demo": "the main job: bring the stack up and run the pipeline on a simulated fleet",
     "report": "write the install-base report: self-contained HTML and a PNG per chart (--out DIR)",
-    "test": "set everything up and run the test suite (extra arguments go to pytest)",
+    "test": "lint, then run the test suite on a stack of its own (--keep keeps its data; other arguments go to pytest)",
 }
 
 PASSTHROUGH = {"test", "dbt"}
@@ -45,15 +46,30 @@ def parser() -> argparse.ArgumentParser:
     sub.choices["dbt"].add_argument("args", nargs=argparse.REMAINDER)
     sub.choices["test"].add_argument("args", nargs=argparse.REMAINDER)
     demo = sub.choices["demo"]
-    demo.add_argument("--scenario", type=Path, default=config.ROOT / "ingest" / "scenarios" / "demo.yaml",
-                      help="scenario file (default ingest/scenarios/demo.yaml: all five scenarios on a small fleet)")
-    demo.add_argument("--duration", type=float,
-                      help="wall-clock seconds to play (default: the scenario's duration divided by --speed)")
+    demo.add_argument(
+        "--scenario",
+        type=Path,
+        default=config.ROOT / "ingest" / "scenarios" / "demo.yaml",
+        help="scenario file (default ingest/scenarios/demo.yaml: all five scenarios on a small fleet)",
+    )
+    demo.add_argument(
+        "--duration",
+        type=float,
+        help="wall-clock seconds to play (default: the scenario's duration divided by --speed)",
+    )
     demo.add_argument("--speed", type=float, default=10, help="simulated seconds per second (default 10)")
-    demo.add_argument("--backfill", action="store_true",
-                      help="produce the scenario's whole span straight to Kafka as fast as possible (no Telegraf)")
-    demo.add_argument("--stall-timeout", type=float, default=120, metavar="S",
-                      help="give up when no stage of the pipeline has advanced for S seconds (default 120)")
+    demo.add_argument(
+        "--backfill",
+        action="store_true",
+        help="produce the scenario's whole span straight to Kafka as fast as possible (no Telegraf)",
+    )
+    demo.add_argument(
+        "--stall-timeout",
+        type=float,
+        default=120,
+        metavar="S",
+        help="give up when no stage of the pipeline has advanced for S seconds (default 120)",
+    )
     return ap
 
 
@@ -62,8 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     ap = parser()
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
-        print(f"sanlens: error: unknown command '{argv[0]}': choose one of {', '.join(COMMANDS)} "
-              "(./sanlens --help)", file=sys.stderr)
+        print(
+            f"sanlens: error: unknown command '{argv[0]}': choose one of {', '.join(COMMANDS)} (./sanlens --help)",
+            file=sys.stderr,
+        )
         return 2
     if argv and argv[0] in PASSTHROUGH and not {"-h", "--help"} & set(argv[1:2]):
         args = argparse.Namespace(command=argv[0], args=argv[1:])  # pytest's and dbt's own flags, untouched
@@ -106,8 +124,10 @@ def cmd_status(args) -> int:
 def print_status(report: dict) -> None:
     for name, c in report.items():
         state = "healthy" if c["healthy"] else ("UNHEALTHY" if c["pid"] else "stopped")
-        print(f"{name:<11} {state:<10} pid {str(c['pid'] or '-'):<8} port {str(c['port'] or '-'):<6} "
-              f"{c['version'] or '':<10} {c['detail']}")
+        print(
+            f"{name:<11} {state:<10} pid {str(c['pid'] or '-'):<8} port {str(c['port'] or '-'):<6} "
+            f"{c['version'] or '':<10} {c['detail']}"
+        )
 
 
 def cmd_down(args) -> int:
@@ -129,7 +149,7 @@ def cmd_logs(args) -> int:
     if not matches:
         raise SanlensError(f"no log for '{args.component}': choose one of {', '.join(names) or 'none yet'}")
     for name in matches:
-        lines = procs.log_file(name).read_text(errors="replace").splitlines()[-args.lines:]
+        lines = procs.log_file(name).read_text(errors="replace").splitlines()[-args.lines :]
         print(f"==> {procs.log_file(name)} <==")
         print("\n".join(lines))
     return 0
@@ -143,8 +163,10 @@ def cmd_migrate(args) -> int:
     except SanlensError:
         raise
     except Exception as exc:
-        raise SanlensError(f"cannot reach ClickHouse at {config.CLICKHOUSE_URL} ({str(exc).splitlines()[0][:120]}): "
-                           "start the stack with ./sanlens up") from exc
+        raise SanlensError(
+            f"cannot reach ClickHouse at {config.CLICKHOUSE_URL} ({str(exc).splitlines()[0][:120]}): "
+            "start the stack with ./sanlens up"
+        ) from exc
     print("schema is up to date" if not applied else f"{len(applied)} migration(s) applied")
     return 0
 
@@ -155,7 +177,9 @@ def cmd_sql(args) -> int:
     try:
         client = db.client()
     except Exception as exc:
-        raise SanlensError(f"cannot reach ClickHouse at {config.CLICKHOUSE_URL}: start the stack with ./sanlens up") from exc
+        raise SanlensError(
+            f"cannot reach ClickHouse at {config.CLICKHOUSE_URL}: start the stack with ./sanlens up"
+        ) from exc
     try:
         result = client.query(args.query)
     except Exception as exc:
@@ -217,20 +241,45 @@ def cmd_test(args) -> int:
 
     install.everything()
     install.chromium()
+    for lint, fix in ((["check", "."], "check --fix ."), (["format", "--check", "."], "format .")):
+        if subprocess.call([sys.executable, "-m", "ruff", *lint], cwd=config.ROOT) != 0:
+            raise SanlensError(f"ruff {' '.join(lint)} found problems (above): .sanlens/venv/bin/ruff {fix} fixes many")
     pytest_args = [a for a in args.args if a != "--keep"]
     if stack.running():
-        print(f"==> your stack ({config.RUN}) is up and stays untouched: the tests start their own in "
-              f"{config.TEST_RUN}" + _memory_warning(), file=sys.stderr, flush=True)
+        print(
+            f"==> your stack ({config.RUN}) is up and stays untouched: the tests start their own in "
+            f"{config.TEST_RUN}" + _memory_warning(),
+            file=sys.stderr,
+            flush=True,
+        )
     targets = [] if any(Path(a).exists() for a in pytest_args) else [str(config.ROOT / "tests")]
-    argv = [sys.executable, "-m", "pytest", *targets, "-p", "no:cacheprovider",
-            "--basetemp", str(config.TEST_RUN.parent / f"{config.TEST_RUN.name}-pytest"), *pytest_args]
-    env = {**os.environ, **config.isolated_env(config.TEST_RUN), "SANLENS_TEST_KEEP": str(int("--keep" in args.args)),
-           "PYTHONPATH": str(config.ROOT)}
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        *targets,
+        "-p",
+        "no:cacheprovider",
+        "--basetemp",
+        str(config.TEST_RUN.parent / f"{config.TEST_RUN.name}-pytest"),
+        *pytest_args,
+    ]
+    env = {
+        **os.environ,
+        **config.isolated_env(config.TEST_RUN),
+        "SANLENS_TEST_KEEP": str(int("--keep" in args.args)),
+        "PYTHONPATH": str(config.ROOT),
+    }
     return subprocess.call(argv, env=env, cwd=config.ROOT)
 
 
 def _memory_warning(needed_gib: float = 4) -> str:
     available = next(int(line.split()[1]) / 2**20 for line in open("/proc/meminfo") if line.startswith("MemAvailable"))
-    return "" if available >= needed_gib else (
-        f" (only {available:.1f} GiB of memory is available and a test stack needs about {needed_gib:g}: "
-        "running anyway, expect swapping or failures)")
+    return (
+        ""
+        if available >= needed_gib
+        else (
+            f" (only {available:.1f} GiB of memory is available and a test stack needs about {needed_gib:g}: "
+            "running anyway, expect swapping or failures)"
+        )
+    )

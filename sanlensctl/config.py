@@ -1,4 +1,5 @@
 """Where things live and which ports they use. Every value can be overridden from the environment."""
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,15 @@ def _port(name: str, default: int) -> int:
     return int(os.environ.get(f"SANLENS_{name}_PORT", default))
 
 
-PORT_NAMES = ("KAFKA", "KAFKA_CONTROLLER", "CLICKHOUSE", "FLINK_REST", "TELEGRAF_HEALTH", "TELEGRAF_LISTENER",
-              "SIMULATOR")
+PORT_NAMES = (
+    "KAFKA",
+    "KAFKA_CONTROLLER",
+    "CLICKHOUSE",
+    "FLINK_REST",
+    "TELEGRAF_HEALTH",
+    "TELEGRAF_LISTENER",
+    "SIMULATOR",
+)
 # The stack `./sanlens test` starts for the tests: never the user's (its own folder and ports).
 TEST_RUN = Path(os.environ.get("SANLENS_TEST_RUN", RUN.parent / f"{RUN.name}-test"))
 
@@ -62,22 +70,24 @@ def tool_env() -> dict[str, str]:
     """The environment every process of the stack inherits: endpoints, and temp files kept in the project."""
     TMP.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
-    env.update({
-        "SANLENS_KAFKA": KAFKA_BOOTSTRAP,
-        "SANLENS_CLICKHOUSE_URL": CLICKHOUSE_URL,
-        "SANLENS_CLICKHOUSE_HOST": urlsplit(CLICKHOUSE_URL).hostname or "127.0.0.1",
-        "SANLENS_CLICKHOUSE_PORT": str(urlsplit(CLICKHOUSE_URL).port or 8123),
-        "SANLENS_CLICKHOUSE_USER": CLICKHOUSE_USER,
-        "SANLENS_CLICKHOUSE_PASSWORD": CLICKHOUSE_PASSWORD,
-        "SANLENS_LIB": str(LIB),
-        "SANLENS_RUN": str(RUN),
-        "TMPDIR": str(TMP),
-        "PYTHONPATH": str(ROOT),
-        "PYTHONUNBUFFERED": "1",
-        # JVMs the stack starts (PyFlink's mini-clusters, Maven) keep their temp files in the project.
-        "JVM_ARGS": f"-Xmx640m {JVM_OPTS}",
-        "MAVEN_OPTS": JVM_OPTS,
-    })
+    env.update(
+        {
+            "SANLENS_KAFKA": KAFKA_BOOTSTRAP,
+            "SANLENS_CLICKHOUSE_URL": CLICKHOUSE_URL,
+            "SANLENS_CLICKHOUSE_HOST": urlsplit(CLICKHOUSE_URL).hostname or "127.0.0.1",
+            "SANLENS_CLICKHOUSE_PORT": str(urlsplit(CLICKHOUSE_URL).port or 8123),
+            "SANLENS_CLICKHOUSE_USER": CLICKHOUSE_USER,
+            "SANLENS_CLICKHOUSE_PASSWORD": CLICKHOUSE_PASSWORD,
+            "SANLENS_LIB": str(LIB),
+            "SANLENS_RUN": str(RUN),
+            "TMPDIR": str(TMP),
+            "PYTHONPATH": str(ROOT),
+            "PYTHONUNBUFFERED": "1",
+            # JVMs the stack starts (PyFlink's mini-clusters, Maven) keep their temp files in the project.
+            "JVM_ARGS": f"-Xmx640m {JVM_OPTS}",
+            "MAVEN_OPTS": JVM_OPTS,
+        }
+    )
     java_home = os.environ.get("JAVA_HOME") or _java_home()
     if java_home:
         env["JAVA_HOME"] = java_home

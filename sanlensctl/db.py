@@ -1,16 +1,10 @@
-"""The one way the project talks to ClickHouse: clickhouse-connect with a URL."""
+"""ClickHouse of the stack this command line manages (clickhouse/client.py is the one way to connect)."""
+
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
-import clickhouse_connect
-
+from clickhouse.client import connect
 from sanlensctl import config
 
 
 def client(url: str | None = None, **kwargs):
-    parts = urlsplit(url or config.CLICKHOUSE_URL)
-    return clickhouse_connect.get_client(
-        host=parts.hostname, port=parts.port or 8123, secure=parts.scheme == "https",
-        username=parts.username or config.CLICKHOUSE_USER, password=parts.password or config.CLICKHOUSE_PASSWORD,
-        **kwargs)
+    return connect(url or config.CLICKHOUSE_URL, **kwargs)

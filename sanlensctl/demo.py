@@ -6,29 +6,33 @@ span of simulated time it played. A run that plays a fleet over a span the store
 (the same scenario again, within its duration) replaces that span: the earlier run's rows of those
 sites in the span are deleted first (ingest/loader/spans.py), the rest of it stays.
 """
+
 from __future__ import annotations
 
 import json
 import threading
 import time
 from collections import defaultdict, deque
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
+from ingest import topics
 from ingest.loader import rollups, spans
+from ingest.loader.loader import DEFAULT_ROUTES
 from sanlensctl import cli, config, db, offsets, stack
 from sanlensctl.components import telegraf
 from sanlensctl.errors import SanlensError
 
 # The pipeline's stages, each a consumer group: what it reads.
-STAGES = {"normalize": ("sanlens-normalize", ["telemetry.metrics"]),
-          "histograms": ("sanlens-histograms", ["telemetry.samples"]),
-          "loader": ("sanlens-loader", ["telemetry.samples", "telemetry.deadletter", "telemetry.accounting",
-                                        "telemetry.histograms", "inventory.topology"])}
+STAGES = {
+    "normalize": ("sanlens-normalize", [topics.METRICS]),
+    "histograms": ("sanlens-histograms", [topics.SAMPLES]),
+    "loader": ("sanlens-loader", list(DEFAULT_ROUTES)),
+}
 
 # Telegraf's heartbeat keeps arriving, and Flink commits its offsets only at checkpoints (10 s):
 # "caught up" is a lag below what a few heartbeats add.
 CAUGHT_UP_LAG = 20
-RATE_OVER_S = 30       # committed offsets per second are measured over this much recent time
+RATE_OVER_S = 30  # committed offsets per second are measured over this much recent time
 
 
 class Watch:
@@ -40,7 +44,7 @@ class Watch:
         self.t0 = time.monotonic()
         self.history: deque[tuple[float, dict[str, offsets.Position]]] = deque()
         self.last_advance = self.t0
-        self.metrics_in = [(self.t0, offsets.topic_size("telemetry.metrics"))]
+        self.metrics_in = [(self.t0, offsets.topic_size(topics.METRICS))]
         self.lock = threading.Lock()
 
     def sample(self) -> dict[str, offsets.Position]:
@@ -77,18 +81,21 @@ class Watch:
 
     def line(self) -> str:
         positions = self.sample()
-        now, size = time.monotonic(), offsets.topic_size("telemetry.metrics")
+        now, size = time.monotonic(), offsets.topic_size(topics.METRICS)
         t_prev, size_prev = self.metrics_in[-1]
         self.metrics_in.append((now, size))
         windows = self.client.command(
             "SELECT uniqExact(window_start) FROM sanlens.pipeline_accounting "
             "WHERE window_start >= {s:DateTime64(3)} AND site IN {sites:Array(String)}",
-            parameters={"s": self.window_from, "sites": self.sites})
+            parameters={"s": self.window_from, "sites": self.sites},
+        )
         stages = "  ".join(f"{name} lag {p.lag:,} ({self.rate(name):,.0f}/s)" for name, p in positions.items())
         left = self.seconds_left(positions)
         eta = "" if left is None or left == 0 else f"  about {_duration(left)} left"
-        return (f"    {now - self.t0:5.0f} s  metrics in {(size - size_prev) / max(now - t_prev, 1e-9):9,.0f}/s  "
-                f"windows out {windows:5d}  {stages}{eta}")
+        return (
+            f"    {now - self.t0:5.0f} s  metrics in {(size - size_prev) / max(now - t_prev, 1e-9):9,.0f}/s  "
+            f"windows out {windows:5d}  {stages}{eta}"
+        )
 
 
 def _duration(seconds: float) -> str:
@@ -97,11 +104,12 @@ def _duration(seconds: float) -> str:
 
 def _window_floor(t: datetime) -> datetime:
     """The start of the 10 s accounting window holding t (windows are aligned to 10 s; a run's start is not)."""
-    return datetime.fromtimestamp(int(t.timestamp()) // 10 * 10, timezone.utc)
+    return datetime.fromtimestamp(int(t.timestamp()) // 10 * 10, UTC)
 
 
 def run(args) -> int:
-    from ingest.simulator import __main__ as simulator, scenario as scenario_file
+    from ingest.simulator import __main__ as simulator
+    from ingest.simulator import scenario as scenario_file
     from ingest.simulator.endpoints import Endpoints
     from ingest.simulator.run import Run
 
@@ -114,15 +122,18 @@ def run(args) -> int:
     if not all(c["healthy"] for c in report.values()):
         raise SanlensError("the stack is not healthy: see ./sanlens status and ./sanlens logs")
     client = db.client()
-    since = datetime.now(timezone.utc)
+    since = datetime.now(UTC)
     sites = sorted({c.site for group in (s.arrays, s.hosts, s.switches) for c in group.values()})
     truth_dir = config.RUN / "simulator" / s.name
     duration = s.duration_s if args.backfill else (args.duration or s.duration_s / args.speed) * args.speed
     run = Run(s, truth_dir, config.KAFKA_BOOTSTRAP, duration, args.speed, args.backfill)
     span = _span(run)
     if earlier := spans.held(client, sites, span["a"], span["b"]):
-        print(f"==> the store holds {earlier:,} samples of an earlier run of these sites between "
-              f"{span['a']:%H:%M} and {span['b']:%H:%M:%S} UTC: this run replaces them", flush=True)
+        print(
+            f"==> the store holds {earlier:,} samples of an earlier run of these sites between "
+            f"{span['a']:%H:%M} and {span['b']:%H:%M:%S} UTC: this run replaces them",
+            flush=True,
+        )
         spans.delete(client, sites, span["a"], span["b"])
     watch = Watch(client, _window_floor(since), sites)
     done = threading.Event()
@@ -142,11 +153,16 @@ def run(args) -> int:
         pollers = telegraf.POLLERS / "pollers.conf"
         pollers.parent.mkdir(parents=True, exist_ok=True)
         pollers.write_text(simulator.telegraf_pollers(s, endpoints.base_url, s.interval_s / args.speed))
-        print(f"==> Telegraf polls {len(s.arrays)} arrays and {len(s.switches)} switches at {endpoints.base_url}",
-              flush=True)
+        print(
+            f"==> Telegraf polls {len(s.arrays)} arrays and {len(s.switches)} switches at {endpoints.base_url}",
+            flush=True,
+        )
         telegraf.restart()
-        print(f"==> playing scenario {s.name} ({fleet}) for {duration / args.speed:.0f} s at {args.speed:g}x "
-              f"through Telegraf", flush=True)
+        print(
+            f"==> playing scenario {s.name} ({fleet}) for {duration / args.speed:.0f} s at {args.speed:g}x "
+            f"through Telegraf",
+            flush=True,
+        )
         reporter.start()
         try:
             run.realtime(("127.0.0.1", config.TELEGRAF_LISTENER_PORT))
@@ -164,10 +180,13 @@ def run(args) -> int:
     print(watch.line(), flush=True)
     if stall:
         _accounting(client, watch, run, partial=True)
-        print(f"\nPARTIAL: the demo gave up waiting: {stall}. Every figure above counts only what the pipeline had "
-              "processed by then; the install base and the upgrade effect are not shown.\n"
-              "    ./sanlens status   ./sanlens logs   (the records are still in Kafka: the stages resume where "
-              "they stopped)", flush=True)
+        print(
+            f"\nPARTIAL: the demo gave up waiting: {stall}. Every figure above counts only what the pipeline had "
+            "processed by then; the install base and the upgrade effect are not shown.\n"
+            "    ./sanlens status   ./sanlens logs   (the records are still in Kafka: the stages resume where "
+            "they stopped)",
+            flush=True,
+        )
         return 1
     _wait_accounted(client, watch, produced)
     print("==> rolling up the service-time histograms", flush=True)
@@ -185,17 +204,21 @@ def _wait_drained(watch: Watch, stall_timeout: float) -> str | None:
         if all(p.lag <= CAUGHT_UP_LAG for p in positions.values()):
             return None
         if watch.stalled_for() >= stall_timeout:
-            behind = ", ".join(f"{name} {p.lag:,} messages behind" for name, p in positions.items()
-                               if p.lag > CAUGHT_UP_LAG)
+            behind = ", ".join(
+                f"{name} {p.lag:,} messages behind" for name, p in positions.items() if p.lag > CAUGHT_UP_LAG
+            )
             return f"no stage advanced for {stall_timeout:.0f} s ({behind})"
         time.sleep(2)
 
 
 def _accounted_in(client, watch: Watch) -> int:
-    return int(client.command(
-        "SELECT sum(records) FROM sanlens.pipeline_accounting WHERE unit = 'records' AND outcome = 'in' "
-        "AND window_start >= {s:DateTime64(3)} AND site IN {sites:Array(String)}",
-        parameters={"s": watch.window_from, "sites": watch.sites}))
+    return int(
+        client.command(
+            "SELECT sum(records) FROM sanlens.pipeline_accounting WHERE unit = 'records' AND outcome = 'in' "
+            "AND window_start >= {s:DateTime64(3)} AND site IN {sites:Array(String)}",
+            parameters={"s": watch.window_from, "sites": watch.sites},
+        )
+    )
 
 
 def _wait_accounted(client, watch: Watch, produced: int, timeout: float = 30) -> None:
@@ -211,51 +234,61 @@ def _wait_accounted(client, watch: Watch, produced: int, timeout: float = 30) ->
 
 
 def _accounting(client, watch: Watch, run, partial: bool = False) -> None:
-    acc = client.query("""
+    acc = client.query(
+        """
         SELECT unit, outcome, reason, sum(records) FROM sanlens.pipeline_accounting
         WHERE window_start >= {s:DateTime64(3)} AND site IN {sites:Array(String)}
         GROUP BY unit, outcome, reason ORDER BY unit, outcome = 'in' DESC, outcome, reason""",
-                       parameters={"s": watch.window_from, "sites": watch.sites})
+        parameters={"s": watch.window_from, "sites": watch.sites},
+    )
     produced = sum(run.truth.records.values())
     counted = _accounted_in(client, watch)
     heartbeats = client.command(
         "SELECT sum(records) FROM sanlens.pipeline_accounting WHERE unit = 'records' AND outcome = 'in' "
-        "AND window_start >= {s:DateTime64(3)} AND site = ''", parameters={"s": watch.window_from})
+        "AND window_start >= {s:DateTime64(3)} AND site = ''",
+        parameters={"s": watch.window_from},
+    )
     title = "PARTIAL accounting" if partial else "Pipeline accounting"
     print(f"\n{title} of this run (sites {', '.join(watch.sites)}; windows from {watch.window_from:%H:%M:%S} UTC):")
     cli.print_rows(["unit", "outcome", "reason", "count"], acc.result_rows)
     verdict = "all of them" if counted == produced else f"{produced - counted:,} NOT counted"
-    print(f"records in: {counted:,} of the {produced:,} the simulated fleet sent ({verdict}); "
-          f"plus {int(heartbeats or 0):,} of Telegraf's own heartbeat")
+    print(
+        f"records in: {counted:,} of the {produced:,} the simulated fleet sent ({verdict}); "
+        f"plus {int(heartbeats or 0):,} of Telegraf's own heartbeat"
+    )
 
 
 def _summary(client, watch: Watch, run, truth_dir) -> None:
     _accounting(client, watch, run)
-    hosts = client.query("""
+    hosts = client.query(
+        """
         SELECT host, round(avgIf(value, metric = 'disk.read_latency' AND disk = 'D:')) AS read_us,
                round(avgIf(value, metric = 'disk.write_latency' AND disk = 'D:')) AS write_us,
                round(avgIf(value, metric = 'file.read_latency')) AS dmv_read_us,
                round(maxIf(value, metric = 'hba.outstanding_ios')) AS max_outstanding
         FROM sanlens.metrics
         WHERE host IN {hosts:Array(String)} AND ts BETWEEN {a:DateTime64(3)} AND {b:DateTime64(3)}
-        GROUP BY host ORDER BY host LIMIT 20""", parameters={"hosts": list(run.s.hosts), **_span(run)})
+        GROUP BY host ORDER BY host LIMIT 20""",
+        parameters={"hosts": list(run.s.hosts), **_span(run)},
+    )
     print("\nHost-side latency of this run (Perfmon data disk, SQL Server file stats), microseconds:")
     cli.print_rows(hosts.column_names, hosts.result_rows)
     _install_base_summary(client, run, truth_dir)
-    print(f"\nGround truth of this run: {truth_dir}\n"
-          "What to look at next:\n"
-          "  ./sanlens sql \"SELECT reason, count() FROM sanlens.deadletter GROUP BY reason\"\n"
-          "  ./sanlens sql \"SELECT metric, unit, count() FROM sanlens.metrics GROUP BY metric, unit\"\n"
-          "  ./sanlens sql \"SELECT * FROM sanlens_marts.install_base_histogram WHERE direction = 'write' LIMIT 40\"\n"
-          "  ./sanlens report --out report   (HTML and PNG charts of the install base)\n"
-          "  ./sanlens status            (health of every component)\n"
-          "  ./sanlens down              (stop everything)")
+    print(
+        f"\nGround truth of this run: {truth_dir}\n"
+        "What to look at next:\n"
+        '  ./sanlens sql "SELECT reason, count() FROM sanlens.deadletter GROUP BY reason"\n'
+        '  ./sanlens sql "SELECT metric, unit, count() FROM sanlens.metrics GROUP BY metric, unit"\n'
+        "  ./sanlens sql \"SELECT * FROM sanlens_marts.install_base_histogram WHERE direction = 'write' LIMIT 40\"\n"
+        "  ./sanlens report --out report   (HTML and PNG charts of the install base)\n"
+        "  ./sanlens status            (health of every component)\n"
+        "  ./sanlens down              (stop everything)"
+    )
 
 
 def _span(run) -> dict:
     """This run's simulated time, as query parameters a (first sample) and b (last sample)."""
-    return {"a": datetime.fromtimestamp(run.start_s, timezone.utc),
-            "b": datetime.fromtimestamp(run.start_s + run.duration, timezone.utc)}
+    return {"a": datetime.fromtimestamp(run.start_s, UTC), "b": datetime.fromtimestamp(run.start_s + run.duration, UTC)}
 
 
 def _install_base_summary(client, run, truth_dir) -> None:
@@ -269,18 +302,34 @@ def _install_base_summary(client, run, truth_dir) -> None:
         planted[(t["firmware"], t["direction"])][0] += t["counts"][4]
         planted[(t["firmware"], t["direction"])][1] += sum(t["counts"])
     arrays = {"arrays": list(run.s.arrays), **_span(run)}
-    rows = client.query("""
+    rows = client.query(
+        """
         SELECT firmware, direction, uniqExact(array), sum(ios), sumIf(ios, bucket = 4) / sum(ios)
         FROM sanlens.service_time_hist_1m FINAL
         WHERE source = 'array' AND array IN {arrays:Array(String)}
           AND period_start BETWEEN toStartOfMinute({a:DateTime}) AND {b:DateTime}
-        GROUP BY firmware, direction ORDER BY direction, firmware""", parameters=arrays).result_rows
-    table = [(fw, d, n, ios, planted[(fw, d)][1], f"{100 * share:.1f}",
-              f"{100 * planted[(fw, d)][0] / max(planted[(fw, d)][1], 1):.1f}") for fw, d, n, ios, share in rows]
+        GROUP BY firmware, direction ORDER BY direction, firmware""",
+        parameters=arrays,
+    ).result_rows
+    table = [
+        (
+            fw,
+            d,
+            n,
+            ios,
+            planted[(fw, d)][1],
+            f"{100 * share:.1f}",
+            f"{100 * planted[(fw, d)][0] / max(planted[(fw, d)][1], 1):.1f}",
+        )
+        for fw, d, n, ios, share in rows
+    ]
     print("\nInstall base, this run: I/Os in bucket 4 (0.0625-0.125 ms), measured by the pipeline against planted")
-    cli.print_rows(["firmware", "direction", "arrays", "ios_measured", "ios_simulated", "pct_bucket4",
-                    "pct_bucket4_planted"], table)
-    effect = client.query("""
+    cli.print_rows(
+        ["firmware", "direction", "arrays", "ios_measured", "ios_simulated", "pct_bucket4", "pct_bucket4_planted"],
+        table,
+    )
+    effect = client.query(
+        """
         SELECT array_model, from_firmware, to_firmware, direction, count() AS arrays,
                round(100 * avg(share_fast_delta), 2) AS share_fast_delta_pts,
                round(100 * min(share_fast_delta), 2) AS min_pts, round(100 * max(share_fast_delta), 2) AS max_pts,
@@ -288,9 +337,13 @@ def _install_base_summary(client, run, truth_dir) -> None:
         FROM sanlens_marts.upgrade_effect_by_array
         WHERE array IN {arrays:Array(String)} AND changed_at BETWEEN {a:DateTime64(3)} AND {b:DateTime64(3)}
         GROUP BY array_model, from_firmware, to_firmware, direction
-        ORDER BY array_model, from_firmware, direction""", parameters=arrays)
+        ORDER BY array_model, from_firmware, direction""",
+        parameters=arrays,
+    )
     if effect.result_rows:
-        print("\nUpgrade effect on this run's arrays (after - before, matched whole hours; share of I/Os <= 0.125 ms "
-              "in points, p99 in ms). Across the whole fleet, with 95% bootstrap intervals: "
-              "sanlens_marts.upgrade_effect")
+        print(
+            "\nUpgrade effect on this run's arrays (after - before, matched whole hours; share of I/Os <= 0.125 ms "
+            "in points, p99 in ms). Across the whole fleet, with 95% bootstrap intervals: "
+            "sanlens_marts.upgrade_effect"
+        )
         cli.print_rows(effect.column_names, effect.result_rows)

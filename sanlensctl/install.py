@@ -2,6 +2,7 @@
 
 The Python environment itself is created by the ./sanlens launcher before this module can run.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,9 +19,21 @@ from sanlensctl.errors import SanlensError
 TELEGRAF_VERSION = "1.37.2"
 # Only the plugins the project's configs use: a full Telegraf build takes 11 minutes here, this one 90 s.
 TELEGRAF_PLUGINS = [
-    "inputs.exec", "inputs.file", "inputs.http", "inputs.internal", "inputs.snmp", "inputs.socket_listener",
-    "inputs.sqlserver", "inputs.tail", "outputs.file", "outputs.health", "outputs.kafka", "parsers.influx",
-    "parsers.json_v2", "serializers.influx", "serializers.json",
+    "inputs.exec",
+    "inputs.file",
+    "inputs.http",
+    "inputs.internal",
+    "inputs.snmp",
+    "inputs.socket_listener",
+    "inputs.sqlserver",
+    "inputs.tail",
+    "outputs.file",
+    "outputs.health",
+    "outputs.kafka",
+    "parsers.influx",
+    "parsers.json_v2",
+    "serializers.influx",
+    "serializers.json",
 ]
 MAVEN_BUNDLES = {  # lib folder -> pom that lists its jars
     "kafka": config.ROOT / "sanlensctl" / "maven" / "kafka" / "pom.xml",
@@ -57,12 +70,16 @@ def require_java() -> str:
     java_home = config.tool_env().get("JAVA_HOME")
     java = str(Path(java_home, "bin", "java")) if java_home else shutil.which("java")
     if not java or not Path(java).exists():
-        raise SanlensError("Java 17 is required for Kafka and Flink and was not found: install it "
-                           "(Debian: apt-get install openjdk-17-jdk-headless) or set JAVA_HOME")
+        raise SanlensError(
+            "Java 17 is required for Kafka and Flink and was not found: install it "
+            "(Debian: apt-get install openjdk-17-jdk-headless) or set JAVA_HOME"
+        )
     out = subprocess.run([java, "-version"], capture_output=True, text=True).stderr
     version = out.split('"')[1] if '"' in out else "?"
     if not version.startswith("17"):
-        raise SanlensError(f"Java 17 is required (found {version} at {java}): install openjdk-17 or point JAVA_HOME at one")
+        raise SanlensError(
+            f"Java 17 is required (found {version} at {java}): install openjdk-17 or point JAVA_HOME at one"
+        )
     return java
 
 
@@ -84,9 +101,20 @@ def maven_jars() -> None:
         step(f"fetching {name} jars with Maven into .sanlens/lib/{name}")
         shutil.rmtree(target, ignore_errors=True)
         t0 = time.monotonic()
-        _run([mvn, "-B", "-q", f"-Dmaven.repo.local={config.M2}", "dependency:copy-dependencies",
-              f"-DoutputDirectory={target}", "-DincludeScope=runtime"], f"Maven download of the {name} jars",
-             env=config.tool_env(), cwd=pom.parent)
+        _run(
+            [
+                mvn,
+                "-B",
+                "-q",
+                f"-Dmaven.repo.local={config.M2}",
+                "dependency:copy-dependencies",
+                f"-DoutputDirectory={target}",
+                "-DincludeScope=runtime",
+            ],
+            f"Maven download of the {name} jars",
+            env=config.tool_env(),
+            cwd=pom.parent,
+        )
         stamp.write_text(digest)
         step(f"{name}: {len(list(target.glob('*.jar')))} jars in {time.monotonic() - t0:.0f} s")
 
@@ -102,9 +130,19 @@ def telegraf() -> Path:
     config.BIN.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, GOBIN=str(config.BIN), CGO_ENABLED="0")
     t0 = time.monotonic()
-    _run([go, "install", "-tags", ",".join(["custom"] + TELEGRAF_PLUGINS), "-ldflags",
-          f"-s -w -X github.com/influxdata/telegraf/internal.Version={TELEGRAF_VERSION}",
-          f"github.com/influxdata/telegraf/cmd/telegraf@v{TELEGRAF_VERSION}"], "the Telegraf build", env=env)
+    _run(
+        [
+            go,
+            "install",
+            "-tags",
+            ",".join(["custom"] + TELEGRAF_PLUGINS),
+            "-ldflags",
+            f"-s -w -X github.com/influxdata/telegraf/internal.Version={TELEGRAF_VERSION}",
+            f"github.com/influxdata/telegraf/cmd/telegraf@v{TELEGRAF_VERSION}",
+        ],
+        "the Telegraf build",
+        env=env,
+    )
     stamp.write_text(digest)
     step(f"telegraf built in {time.monotonic() - t0:.0f} s")
     return binary
@@ -120,8 +158,10 @@ def dbt_venv() -> Path:
     step("setting up dbt in .sanlens/dbt-venv (its own environment: dbt needs protobuf 6, PyFlink an older one)")
     shutil.rmtree(config.DBT_VENV, ignore_errors=True)
     _run([sys.executable, "-m", "venv", str(config.DBT_VENV)], "creating the dbt environment")
-    _run([str(config.DBT_VENV / "bin" / "pip"), "install", "--disable-pip-version-check", "-q", "-r", str(requirements)],
-         "pip install of dbt")
+    _run(
+        [str(config.DBT_VENV / "bin" / "pip"), "install", "--disable-pip-version-check", "-q", "-r", str(requirements)],
+        "pip install of dbt",
+    )
     stamp.write_text(digest)
     return dbt
 
@@ -134,8 +174,10 @@ def chromium() -> str:
         return found
     apt = shutil.which("apt-get")
     if not apt or os.geteuid() != 0:
-        raise SanlensError("Chromium is required for the report's PNGs and its test and was not found: "
-                           "install it (Debian: apt-get install chromium) or put it on PATH")
+        raise SanlensError(
+            "Chromium is required for the report's PNGs and its test and was not found: "
+            "install it (Debian: apt-get install chromium) or put it on PATH"
+        )
     step("installing Debian's chromium (first run: about 1 minute)")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     _run([apt, "update", "-q"], "apt-get update", env=env)

@@ -1,4 +1,5 @@
 """Applies clickhouse/migrations/NNNN_name.sql in order, once each, recording them in sanlens.schema_migrations."""
+
 from __future__ import annotations
 
 import hashlib
@@ -37,23 +38,29 @@ def apply(url: str | None = None, quiet: bool = False) -> list[str]:
     client.command(f"""CREATE TABLE IF NOT EXISTS {config.DATABASE}.schema_migrations
         (version UInt32, name String, checksum String, applied_at DateTime DEFAULT now())
         ENGINE = ReplacingMergeTree ORDER BY version""")
-    applied = {row[0]: (row[1], row[2]) for row in client.query(
-        f"SELECT version, name, checksum FROM {config.DATABASE}.schema_migrations FINAL").result_rows}
+    applied = {
+        row[0]: (row[1], row[2])
+        for row in client.query(
+            f"SELECT version, name, checksum FROM {config.DATABASE}.schema_migrations FINAL"
+        ).result_rows
+    }
     done = []
     for version, name, sql in migrations():
         checksum = hashlib.sha256(sql.encode()).hexdigest()
         if version in applied:
             if applied[version][1] != checksum:
-                print(f"warning: {name} changed after it was applied; write a new migration instead",
-                      file=sys.stderr)
+                print(f"warning: {name} changed after it was applied; write a new migration instead", file=sys.stderr)
             continue
         for statement in statements(sql):
             try:
                 client.command(statement)
             except Exception as exc:
                 raise SanlensError(f"migration {name} failed: {str(exc).splitlines()[0][:300]}") from exc
-        client.insert(f"{config.DATABASE}.schema_migrations", [[version, name, checksum]],
-                      column_names=["version", "name", "checksum"])
+        client.insert(
+            f"{config.DATABASE}.schema_migrations",
+            [[version, name, checksum]],
+            column_names=["version", "name", "checksum"],
+        )
         done.append(name)
         if not quiet:
             print(f"applied {name}")

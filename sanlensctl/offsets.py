@@ -1,5 +1,6 @@
 """Kafka offsets as the stack's progress meter: topic sizes and what each consumer group has committed.
 Shared by the demo, the tests and the benchmarks."""
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -10,8 +11,8 @@ from sanlensctl import config
 
 
 class Position(NamedTuple):
-    committed: int      # messages the group has committed, summed over the partitions of its topics
-    end: int            # messages on those partitions (high watermarks)
+    committed: int  # messages the group has committed, summed over the partitions of its topics
+    end: int  # messages on those partitions (high watermarks)
 
     @property
     def lag(self) -> int:
@@ -19,8 +20,9 @@ class Position(NamedTuple):
 
 
 def _consumer(group: str) -> Consumer:
-    return Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": group,
-                     "enable.auto.commit": False, "log_level": 0})
+    return Consumer(
+        {"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": group, "enable.auto.commit": False, "log_level": 0}
+    )
 
 
 def _partitions(consumer: Consumer, topics: list[str]) -> list[TopicPartition]:

@@ -1,4 +1,5 @@
 """Background processes of the local stack: started detached with a pid file and a log, stopped by PID."""
+
 from __future__ import annotations
 
 import os
@@ -23,8 +24,15 @@ def log_file(name: str) -> Path:
 def start(name: str, argv: list[str], env: dict[str, str], cwd: Path | None = None) -> int:
     config.LOGS.mkdir(parents=True, exist_ok=True)
     with open(log_file(name), "ab") as log:
-        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=env, cwd=cwd or config.ROOT, start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=cwd or config.ROOT,
+            start_new_session=True,
+        )
     pid_file(name).write_text(f"{proc.pid}\n{' '.join(argv)}\n")
     return proc.pid
 
@@ -94,8 +102,10 @@ def port_open(port: int, host: str = "127.0.0.1") -> bool:
 
 def require_free(port: int, what: str, variable: str) -> None:
     if port_open(port):
-        raise SanlensError(f"port {port} for {what} is already in use by another process: stop it, "
-                           f"or choose another port with {variable}=PORT")
+        raise SanlensError(
+            f"port {port} for {what} is already in use by another process: stop it, "
+            f"or choose another port with {variable}=PORT"
+        )
 
 
 def wait_for(check, timeout: float, what: str, pid: int | None = None, log: Path | None = None):
@@ -118,5 +128,5 @@ def wait_for(check, timeout: float, what: str, pid: int | None = None, log: Path
 def _last_line(log: Path | None) -> str:
     if not log or not log.exists():
         return ""
-    lines = [l for l in log.read_text(errors="replace").splitlines() if l.strip()]
+    lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
     return f" (last line: {lines[-1][:200]})" if lines else ""

@@ -1,4 +1,5 @@
 """The local stack's lifecycle: up (in dependency order, health-checked), status, down (by PID)."""
+
 from __future__ import annotations
 
 import shutil
@@ -7,7 +8,6 @@ import time
 
 from sanlensctl import config, install, migrate, procs, topics
 from sanlensctl.components import clickhouse, flink, kafka, loader, telegraf
-from sanlensctl.errors import SanlensError
 
 COMPONENTS = [clickhouse, kafka, flink, loader, telegraf]  # start order; stopped in reverse
 STARTUP_TIMEOUT = {"clickhouse": 60, "kafka": 60, "flink": 120, "loader": 60, "telegraf": 60}
@@ -45,8 +45,13 @@ def up() -> dict:
             say(f"--> starting {component.NAME}")
             new_pid = component.start()
             started.append(component)
-            procs.wait_for(lambda c=component: c.probe()["healthy"], STARTUP_TIMEOUT[component.NAME],
-                           component.NAME, pid=new_pid, log=procs.log_file(component.PROCESSES[0]))
+            procs.wait_for(
+                lambda c=component: c.probe()["healthy"],
+                STARTUP_TIMEOUT[component.NAME],
+                component.NAME,
+                pid=new_pid,
+                log=procs.log_file(component.PROCESSES[0]),
+            )
             _after_start(component)
             say(f"    {component.NAME} healthy in {time.monotonic() - t0:.1f} s")
     except BaseException:

@@ -13,12 +13,13 @@ here). Implemented from the plugin's documentation and pkg/macros/macros.go:
 and Grafana's template variables: ${var:singlequote} -> 'a','b'; ${var:queryparam} -> var-var=a;
 ${var} and $var -> a,b.
 """
+
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
-ALL = object()   # a variable's value when "All" is selected
+ALL = object()  # a variable's value when "All" is selected
 
 
 def _args(sql: str, start: int) -> tuple[list[str], int]:
@@ -40,21 +41,23 @@ def _args(sql: str, start: int) -> tuple[list[str], int]:
             current = ""
             continue
         current += ch
-    raise ValueError(f"unbalanced parentheses in: {sql[start:start + 80]}")
+    raise ValueError(f"unbalanced parentheses in: {sql[start : start + 80]}")
 
 
 def _replace_calls(sql: str, name: str, render) -> str:
     pattern = re.compile(r"\$__" + re.escape(name) + r"(?=\()")
     while m := pattern.search(sql):
         args, end = _args(sql, m.end())
-        sql = sql[:m.start()] + render(args) + sql[end:]
+        sql = sql[: m.start()] + render(args) + sql[end:]
     return sql
 
 
 def expand(sql: str, start: datetime, end: datetime, interval_s: int, variables: dict[str, object]) -> str:
     """The SQL ClickHouse receives for a time range, a $__interval and variable values (lists, or ALL)."""
-    frm, to = int(start.replace(tzinfo=start.tzinfo or timezone.utc).timestamp()), \
-        int(end.replace(tzinfo=end.tzinfo or timezone.utc).timestamp())
+    frm, to = (
+        int(start.replace(tzinfo=start.tzinfo or UTC).timestamp()),
+        int(end.replace(tzinfo=end.tzinfo or UTC).timestamp()),
+    )
 
     def selected_all(ref: str) -> bool:
         name = ref.strip().lstrip("$").strip("{}").split(":")[0]
@@ -62,16 +65,26 @@ def expand(sql: str, start: datetime, end: datetime, interval_s: int, variables:
 
     sql = _replace_calls(sql, "conditionalAll", lambda a: "1=1" if selected_all(a[1]) else a[0])
     sql = _replace_calls(sql, "timeFilter", lambda a: f"{a[0]} >= toDateTime({frm}) AND {a[0]} <= toDateTime({to})")
-    sql = _replace_calls(sql, "timeFilter_ms", lambda a: f"{a[0]} >= fromUnixTimestamp64Milli({frm * 1000}) "
-                                                         f"AND {a[0]} <= fromUnixTimestamp64Milli({to * 1000})")
-    day = lambda t: datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d")  # noqa: E731
-    sql = _replace_calls(sql, "dateFilter", lambda a: f"{a[0]} >= toDate('{day(frm)}') AND {a[0]} <= toDate('{day(to)}')")
+    sql = _replace_calls(
+        sql,
+        "timeFilter_ms",
+        lambda a: (
+            f"{a[0]} >= fromUnixTimestamp64Milli({frm * 1000}) AND {a[0]} <= fromUnixTimestamp64Milli({to * 1000})"
+        ),
+    )
+    day = lambda t: datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d")  # noqa: E731
+    sql = _replace_calls(
+        sql, "dateFilter", lambda a: f"{a[0]} >= toDate('{day(frm)}') AND {a[0]} <= toDate('{day(to)}')"
+    )
     n = max(int(interval_s), 1)
     sql = _replace_calls(sql, "timeInterval", lambda a: f"toStartOfInterval(toDateTime({a[0]}), INTERVAL {n} second)")
-    for macro, value in (("fromTime_ms", f"fromUnixTimestamp64Milli({frm * 1000})"),
-                         ("toTime_ms", f"fromUnixTimestamp64Milli({to * 1000})"),
-                         ("fromTime", f"toDateTime({frm})"), ("toTime", f"toDateTime({to})"),
-                         ("interval_s", str(n))):
+    for macro, value in (
+        ("fromTime_ms", f"fromUnixTimestamp64Milli({frm * 1000})"),
+        ("toTime_ms", f"fromUnixTimestamp64Milli({to * 1000})"),
+        ("fromTime", f"toDateTime({frm})"),
+        ("toTime", f"toDateTime({to})"),
+        ("interval_s", str(n)),
+    ):
         sql = sql.replace(f"$__{macro}", value)
 
     def value(m: re.Match) -> str:
@@ -90,5 +103,5 @@ def expand(sql: str, start: datetime, end: datetime, interval_s: int, variables:
 
     sql = re.sub(r"\$\{(\w+)(?::(\w+))?\}|\$(?!__)(\w+)", value, sql)
     if "$__" in sql:
-        raise ValueError(f"a macro was left unexpanded: {sql[sql.index('$__'):][:60]}")
+        raise ValueError(f"a macro was left unexpanded: {sql[sql.index('$__') :][:60]}")
     return sql

@@ -1,5 +1,6 @@
 """./sanlens on a second, isolated stack: up/status/down leave nothing behind, and bad input ends with a
 one-line error saying what to do, leaving no half-started processes."""
+
 from __future__ import annotations
 
 import json
@@ -8,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import sanlens
 from sanlensctl import config, procs, stack
+from tests.support import sanlens
 
 
 @pytest.fixture
@@ -45,7 +46,7 @@ def assert_one_line_error(out, *phrases: str) -> None:
     assert out.returncode != 0
     lines = out.stderr.strip().splitlines()
     assert lines and lines[-1].startswith("sanlens: error: "), out.stderr
-    errors = [l for l in lines if "error" in l.lower()]
+    errors = [line for line in lines if "error" in line.lower()]
     assert len(errors) == 1, out.stderr
     for phrase in phrases:
         assert phrase in lines[-1], lines[-1]
@@ -92,9 +93,9 @@ def test_up_status_down_leave_no_process_and_no_port(isolated):
     assert all(report[c]["healthy"] for c in ("kafka", "clickhouse", "flink", "telegraf")), report
     pids = [int(p.read_text().split()[0]) for p in run.glob("*.pid")]
     ports = [int(v) for k, v in isolated.items() if k.endswith("_PORT")]
-    ports.append(int(isolated["SANLENS_FLINK_REST_PORT"]) + 1)                      # the second job's REST API
+    ports.append(int(isolated["SANLENS_FLINK_REST_PORT"]) + 1)  # the second job's REST API
     assert report["kafka"]["port"] == int(isolated["SANLENS_KAFKA_PORT"])
-    expected = sum(len(component.PROCESSES) for component in stack.COMPONENTS)   # one per Flink job
+    expected = sum(len(component.PROCESSES) for component in stack.COMPONENTS)  # one per Flink job
     assert len(pids) == expected == 6 and all(procs.alive(p) for p in pids)
     again = sanlens("up", env=isolated, timeout=120)  # idempotent: nothing new started
     assert again.returncode == 0 and "already running" in again.stderr

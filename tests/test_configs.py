@@ -1,5 +1,6 @@
 """Configs that ship with the project: Telegraf's pass `telegraf config check`, docker-compose points at
 files that exist and runs the same job, migrations, topics and dbt project as local mode."""
+
 from __future__ import annotations
 
 import re
@@ -7,17 +8,25 @@ import subprocess
 
 import yaml
 
-from conftest import ROOT
 from sanlensctl.components import telegraf
+from tests.support import ROOT
 
-
-SITE_ENV = {"SANLENS_SITE": "site", "SANLENS_KAFKA": "kafka:9092", "SANLENS_API_GATEWAY": "gateway:8443",
-            "SANLENS_SQL_DSN": "Server=localhost;Port=1433;app name=telegraf;log=1;"}
+SITE_ENV = {
+    "SANLENS_SITE": "site",
+    "SANLENS_KAFKA": "kafka:9092",
+    "SANLENS_API_GATEWAY": "gateway:8443",
+    "SANLENS_SQL_DSN": "Server=localhost;Port=1433;app name=telegraf;log=1;",
+}
 
 
 def config_check(path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(telegraf.BINARY), "config", "check", "--config", str(path)],
-                          capture_output=True, text=True, env={**telegraf.env(), **SITE_ENV}, timeout=60)
+    return subprocess.run(
+        [str(telegraf.BINARY), "config", "check", "--config", str(path)],
+        capture_output=True,
+        text=True,
+        env={**telegraf.env(), **SITE_ENV},
+        timeout=60,
+    )
 
 
 def test_local_and_poller_telegraf_configs_pass_telegraf_config_check():
@@ -64,7 +73,7 @@ def test_docker_compose_uses_the_projects_own_files():
                 assert (ROOT / host_path).exists(), host_path
     from sanlensctl.components import flink
 
-    for name in flink.JOBS:   # every job local mode starts is submitted in the compose shape too
+    for name in flink.JOBS:  # every job local mode starts is submitted in the compose shape too
         job = services[f"submit-{name}"]["command"]
         assert f"/opt/sanlens/flink-jobs/{name}/job.py" in job and (ROOT / f"flink-jobs/{name}/job.py").exists()
     assert services["migrate"]["command"][-1] == "migrate"

@@ -1,16 +1,13 @@
 """The normalize job's decoding step, isolated (pure logic): catalog, canonical units, refusals."""
+
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
-from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "flink-jobs"))
-from normalize.decode import DEAD, DECODED, ENTITY_KEYS, decode, load_catalog  # noqa: E402
-from normalize.functions import encode  # noqa: E402
+from flink_jobs.normalize.decode import DEAD, DECODED, ENTITY_KEYS, decode, load_catalog
+from flink_jobs.normalize.functions import encode
 
 CATALOG = load_catalog()
 NOW = 1_795_000_000_000
@@ -21,23 +18,34 @@ def decoded(record, arrival=NOW):
 
 
 def win_disk(**fields):
-    return {"name": "win_disk", "timestamp": NOW, "tags": {"host": "h", "instance": "E:", "site": "s"},
-            "fields": fields}
+    return {
+        "name": "win_disk",
+        "timestamp": NOW,
+        "tags": {"host": "h", "instance": "E:", "site": "s"},
+        "fields": fields,
+    }
 
 
 def test_perfmon_seconds_become_microseconds_and_entities_come_from_tags():
     d = decoded(win_disk(**{"Avg._Disk_sec/Read": 0.012, "Disk_Reads_persec": 250}))
     assert d.outcome == DECODED and d.ts_ms == NOW
     assert [(x.metric, x.num, x.unit, x.kind) for x in d.samples] == [
-        ("disk.read_latency", 12000.0, "us", "gauge"), ("disk.reads", 250.0, "1/s", "gauge")]
+        ("disk.read_latency", 12000.0, "us", "gauge"),
+        ("disk.reads", 250.0, "1/s", "gauge"),
+    ]
     entity = dict(zip(ENTITY_KEYS, d.entity))
     assert (entity["host"], entity["disk"], entity["site"]) == ("h", "E:", "s")
 
 
 def test_dmv_stall_is_paired_with_its_count_for_the_ratio():
-    d = decoded({"name": "sqlserver_database_io", "timestamp": NOW,
-                 "tags": {"sql_instance": "h:MSSQL", "database_name": "db", "logical_filename": "db_data"},
-                 "fields": {"reads": 100, "read_latency_ms": 1200}})
+    d = decoded(
+        {
+            "name": "sqlserver_database_io",
+            "timestamp": NOW,
+            "tags": {"sql_instance": "h:MSSQL", "database_name": "db", "logical_filename": "db_data"},
+            "fields": {"reads": 100, "read_latency_ms": 1200},
+        }
+    )
     ratio = next(x for x in d.samples if x.metric == "file.read_latency")
     assert (ratio.kind, ratio.num, ratio.den, ratio.unit) == ("ratio", 1_200_000.0, 100.0, "us")
     entity = dict(zip(ENTITY_KEYS, d.entity))
@@ -45,20 +53,32 @@ def test_dmv_stall_is_paired_with_its_count_for_the_ratio():
 
 
 def test_histogram_buckets_keep_their_index():
-    d = decoded({"name": "array_vv_histogram", "timestamp": NOW, "tags": {"array": "a", "volumeName": "v"},
-                 "fields": {f"whist{n}": n for n in range(32)}})
+    d = decoded(
+        {
+            "name": "array_vv_histogram",
+            "timestamp": NOW,
+            "tags": {"array": "a", "volumeName": "v"},
+            "fields": {f"whist{n}": n for n in range(32)},
+        }
+    )
     assert sorted(x.bucket for x in d.samples) == list(range(32))
     assert {x.metric for x in d.samples} == {"volume.write_service_time_hist"}
 
 
 def test_counters_selected_by_a_tag_and_unknown_fields_are_dropped_not_lost():
-    d = decoded({"name": "sqlserver_performance", "timestamp": NOW,
-                 "tags": {"counter": "Batch Requests/sec", "object": "SQLServer:SQL Statistics"},
-                 "fields": {"value": 10, "extra": 1}})
+    d = decoded(
+        {
+            "name": "sqlserver_performance",
+            "timestamp": NOW,
+            "tags": {"counter": "Batch Requests/sec", "object": "SQLServer:SQL Statistics"},
+            "fields": {"value": 10, "extra": 1},
+        }
+    )
     assert [x.metric for x in d.samples] == ["sql.batch_requests"]
     assert d.unknown_fields == ["sqlserver_performance.extra"]
-    other = decoded({"name": "sqlserver_performance", "timestamp": NOW, "tags": {"counter": "Logins/sec"},
-                     "fields": {"value": 10}})
+    other = decoded(
+        {"name": "sqlserver_performance", "timestamp": NOW, "tags": {"counter": "Logins/sec"}, "fields": {"value": 10}}
+    )
     assert other.samples == [] and other.unknown_fields == ["sqlserver_performance.value"]
 
 
@@ -80,7 +100,8 @@ BAD = {
     "timestamp in the future": {**win_disk(Disk_Reads_persec=1), "timestamp": NOW + 3_600_000},
     "timestamp too old": {**win_disk(Disk_Reads_persec=1), "timestamp": NOW - 40 * 86_400_000},
     "non-numeric value": win_disk(Disk_Reads_persec="many"),
-    "non-finite value": '{"name":"win_disk","timestamp":%d,"tags":{},"fields":{"Disk_Reads_persec":Infinity}}' % NOW,
+    "non-finite value": f'{{"name":"win_disk","timestamp":{NOW},"tags":{{}},'
+    '"fields":{"Disk_Reads_persec":Infinity}}',
     "negative value": win_disk(Disk_Reads_persec=-5),
     "beyond physical bounds": win_disk(**{"Avg._Disk_sec/Read": 120.0}),
 }
@@ -93,5 +114,5 @@ def test_each_kind_of_bad_record_is_refused_whole_with_its_own_reason(reason):
 
 
 def test_nan_is_refused_like_infinity():
-    d = decoded('{"name":"win_disk","timestamp":%d,"tags":{},"fields":{"Disk_Reads_persec":NaN}}' % NOW)
+    d = decoded(f'{{"name":"win_disk","timestamp":{NOW},"tags":{{}},"fields":{{"Disk_Reads_persec":NaN}}}}')
     assert (d.reason, d.detail) == ("non-finite value", "Disk_Reads_persec = nan")

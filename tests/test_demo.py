@@ -1,6 +1,7 @@
 """./sanlens demo, the main job, on the tests' stack: the default scenario through Telegraf, its progress
 lines and the accounting it prints; a second run counts only its own records; a stalled stage makes the
 demo give up and say its figures are partial; a bad scenario file is a one-line error."""
+
 from __future__ import annotations
 
 import os
@@ -10,9 +11,9 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, sanlens
 from ingest.simulator import scenario as scenario_file
 from sanlensctl import config, procs
+from tests.support import ROOT, sanlens
 
 SCENARIO = scenario_file.load(ROOT / "ingest" / "scenarios" / "demo.yaml")
 PROGRESS = re.compile(r"metrics in +([\d,]+)/s +windows out +(\d+) +normalize lag ([\d,]+) .*loader lag ([\d,]+)")
@@ -42,7 +43,7 @@ def test_demo_plays_the_default_scenario_end_to_end_and_reports_progress(two_run
     progress = PROGRESS.findall(text)
     assert len(progress) >= 3 and max(int(p[0].replace(",", "")) for p in progress) > 0
     counted, sent = records_in(text)
-    assert counted == sent > 0                                       # every record the fleet sent, counted
+    assert counted == sent > 0  # every record the fleet sent, counted
     accounting = dict(re.findall(r"^records +(in|out|deadletter) .*?(\d+)$", text, re.M))
     assert int(accounting["in"]) == counted and accounting["in"] == accounting["out"]
     assert (config.RUN / "simulator" / "demo" / "events.jsonl").exists()
@@ -50,17 +51,24 @@ def test_demo_plays_the_default_scenario_end_to_end_and_reports_progress(two_run
 
 def test_a_second_run_counts_only_its_own_records(two_runs):
     first, second = two_runs
-    assert re.search(r"the store holds [\d,]+ samples of an earlier run of these sites .*: this run replaces them",
-                     second)
+    assert re.search(
+        r"the store holds [\d,]+ samples of an earlier run of these sites .*: this run replaces them", second
+    )
     counted, sent = records_in(second)
     assert counted == sent > 0
     rows = INSTALL_BASE.findall(second)
     assert {(fw, d) for fw, d, *_ in rows} == {(fw, d) for fw in ("3.1.3", "3.2.1") for d in ("read", "write")}
+    totals = {}
     for fw, direction, arrays, measured, simulated, *_ in rows:
-        # Telegraf polls the cumulative histograms: the interval before its first poll is the baseline and
-        # the one across globex-af1's restart is dropped, so a little less than planted; never twice as much.
-        assert 0.9 * int(simulated) <= int(measured) <= int(simulated), (fw, direction, measured, simulated)
+        # A poll of the cumulative histograms that spans an upgrade is attributed to the firmware at its
+        # sample time, the simulator's intervals to theirs: a few I/Os change sides.
+        assert abs(int(measured) - int(simulated)) <= 0.05 * int(simulated), (fw, direction, measured, simulated)
         assert int(arrays) <= len(SCENARIO.arrays)
+        totals[direction] = [a + int(b) for a, b in zip(totals.get(direction, [0, 0]), (measured, simulated))]
+    for direction, (measured, simulated) in totals.items():
+        # The interval before Telegraf's first poll is the baseline and the one across globex-af1's restart
+        # is dropped: a little less than planted, never twice as much.
+        assert 0.9 * simulated <= measured <= simulated, (direction, measured, simulated)
     hosts = re.search(r"^host +read_us.*\n-+.*\n((?:.+\n)+?)\(\d+ rows?\)", second, re.M).group(1)
     assert {line.split()[0] for line in hosts.splitlines()} <= set(SCENARIO.hosts)
     effect = re.search(r"^array_model +from_firmware.*\n-+.*\n((?:.+\n)+?)\(\d+ rows?\)", second, re.M)
@@ -71,8 +79,13 @@ def test_a_second_run_counts_only_its_own_records(two_runs):
 def test_a_stalled_stage_makes_the_demo_give_up_and_mark_its_figures_partial(two_runs):
     """The loader is paused (SIGSTOP) once playback starts: normalize and histograms drain, the loader's
     offsets stand still, and the demo gives up after --stall-timeout instead of printing a result."""
-    demo = subprocess.Popen([str(ROOT / "sanlens"), "demo", "--duration", "10", "--speed", "40", "--stall-timeout",
-                             "20"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    demo = subprocess.Popen(
+        [str(ROOT / "sanlens"), "demo", "--duration", "10", "--speed", "40", "--stall-timeout", "20"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=ROOT,
+    )
     loader, lines = procs.pid_of("loader"), []
     try:
         for line in demo.stdout:

@@ -1,4 +1,5 @@
 """The embedded ClickHouse server, tested through clickhouse-connect and plain HTTP like a real server."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -11,7 +12,8 @@ from decimal import Decimal
 import pytest
 from clickhouse_connect.driver.exceptions import DatabaseError
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
+pytestmark = pytest.mark.stack  # every test here starts an embedded ClickHouse server process
 
 
 def test_every_type_the_project_uses_round_trips(embedded):
@@ -22,10 +24,30 @@ def test_every_type_the_project_uses_round_trips(embedded):
         a Array(UInt32), m Map(LowCardinality(String), String), e Enum8('read' = 1, 'write' = 2),
         u UInt64, dec Decimal(18, 6), s String) ENGINE = MergeTree ORDER BY ts""")
     rows = [
-        [dt.datetime(2026, 11, 22, 1, 2, 3, 456000, tzinfo=UTC), dt.datetime(2026, 1, 1, tzinfo=UTC), "array-01",
-         None, [1, 2, 3], {"site": "ams", "tier": "0"}, "write", 2**63 + 5, Decimal("0.125000"), "Ünïcode ✓"],
-        [dt.datetime(1999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC), dt.datetime(2030, 6, 1, tzinfo=UTC), "", 1.5e-6,
-         [], {}, "read", 0, Decimal("-1.5"), ""],
+        [
+            dt.datetime(2026, 11, 22, 1, 2, 3, 456000, tzinfo=UTC),
+            dt.datetime(2026, 1, 1, tzinfo=UTC),
+            "array-01",
+            None,
+            [1, 2, 3],
+            {"site": "ams", "tier": "0"},
+            "write",
+            2**63 + 5,
+            Decimal("0.125000"),
+            "Ünïcode ✓",
+        ],
+        [
+            dt.datetime(1999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC),
+            dt.datetime(2030, 6, 1, tzinfo=UTC),
+            "",
+            1.5e-6,
+            [],
+            {},
+            "read",
+            0,
+            Decimal("-1.5"),
+            "",
+        ],
     ]
     c.insert("t.types", rows, column_names=["ts", "d", "lc", "n", "a", "m", "e", "u", "dec", "s"])
     got = c.query("SELECT * FROM t.types ORDER BY ts DESC").result_rows
@@ -34,9 +56,15 @@ def test_every_type_the_project_uses_round_trips(embedded):
         assert have[0].replace(tzinfo=UTC) == want[0] and have[1].replace(tzinfo=UTC) == want[1]
         assert list(have[2:]) == want[2:]
     meta = c.query("SELECT * FROM t.types LIMIT 0").column_types
-    assert [t.name for t in meta][:7] == ["DateTime64(3, 'UTC')", "DateTime('UTC')", "LowCardinality(String)",
-                                          "Nullable(Float64)", "Array(UInt32)", "Map(LowCardinality(String), String)",
-                                          "Enum8('read' = 1, 'write' = 2)"]
+    assert [t.name for t in meta][:7] == [
+        "DateTime64(3, 'UTC')",
+        "DateTime('UTC')",
+        "LowCardinality(String)",
+        "Nullable(Float64)",
+        "Array(UInt32)",
+        "Map(LowCardinality(String), String)",
+        "Enum8('read' = 1, 'write' = 2)",
+    ]
 
 
 @pytest.mark.parametrize("codec", ["lz4", "zstd"])
@@ -72,7 +100,11 @@ def test_eight_concurrent_clients_inserting_and_querying_lose_nothing(embedded):
     for t in threads:
         t.join(120)
     assert not errors, errors
-    rows = embedded.client().query("SELECT client, count(), uniqExact(i) FROM conc GROUP BY client ORDER BY client").result_rows
+    rows = (
+        embedded.client()
+        .query("SELECT client, count(), uniqExact(i) FROM conc GROUP BY client ORDER BY client")
+        .result_rows
+    )
     assert rows == [(k, 2000, 2000) for k in range(8)]
 
 
@@ -120,7 +152,7 @@ def test_curl_style_requests(embedded):
 
 
 def test_authentication_when_a_password_is_set(tmp_path):
-    from conftest import EmbeddedServer
+    from tests.support import EmbeddedServer
 
     server = EmbeddedServer(tmp_path / "auth", extra=["--user", "sanlens", "--password", "s3cret"]).start()
     try:
@@ -135,7 +167,7 @@ def test_authentication_when_a_password_is_set(tmp_path):
 
 @pytest.mark.parametrize("kill", [False, True], ids=["restart", "kill-9"])
 def test_data_survives_a_restart_and_a_kill_9(tmp_path, kill):
-    from conftest import EmbeddedServer
+    from tests.support import EmbeddedServer
 
     server = EmbeddedServer(tmp_path / "durable").start()
     c = server.client()

@@ -6,6 +6,7 @@ pipeline, checked against the simulator's own histograms of the same run:
 - every record the simulator sent is counted in the pipeline's accounting, exactly, and the demo says so;
 - the bucket counts in the mart add up to exactly the I/Os the simulator counted for those arrays and hours;
 - the upgrade effect's bootstrap interval of the write share excludes zero, the read share's includes it."""
+
 from __future__ import annotations
 
 import json
@@ -14,9 +15,9 @@ from collections import defaultdict
 
 import numpy as np
 
-from conftest import ROOT, sanlens
 from ingest.simulator import scenario as scenario_file
 from sanlensctl import config
+from tests.support import ROOT, sanlens
 
 SCENARIO = ROOT / "ingest" / "scenarios" / "firmware-rollout.yaml"
 TRUTH = config.RUN / "simulator" / "firmware-rollout"
@@ -25,31 +26,42 @@ TRUTH = config.RUN / "simulator" / "firmware-rollout"
 def test_firmware_rollout_of_200_arrays_reproduces_the_express_writes_figure(stack, ch):
     out = sanlens("demo", "--scenario", str(SCENARIO), "--backfill", timeout=2400)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-3000:]
-    assert "pct_bucket4_planted" in out.stdout                    # the demo shows measured against planted
+    assert "pct_bucket4_planted" in out.stdout  # the demo shows measured against planted
 
     s = scenario_file.load(SCENARIO)
     models = sorted({a.model for a in s.arrays.values()})
     assert len(s.arrays) >= 200
     sent = sum(json.loads((TRUTH / "records.json").read_text()).values())
-    assert re.search(rf"^records in: {sent:,} of the {sent:,} the simulated fleet sent \(all of them\)", out.stdout, re.M)
+    assert re.search(
+        rf"^records in: {sent:,} of the {sent:,} the simulated fleet sent \(all of them\)", out.stdout, re.M
+    )
     sites = sorted({a.site for a in s.arrays.values()})
-    assert ch.command("SELECT sum(records) FROM sanlens.pipeline_accounting WHERE unit = 'records' AND outcome = 'in' "
-                      "AND site IN {s:Array(String)}", parameters={"s": sites}) == sent
+    assert (
+        ch.command(
+            "SELECT sum(records) FROM sanlens.pipeline_accounting WHERE unit = 'records' AND outcome = 'in' "
+            "AND site IN {s:Array(String)}",
+            parameters={"s": sites},
+        )
+        == sent
+    )
     truth = [json.loads(line) for line in (TRUTH / "histograms.jsonl").read_text().splitlines()]
     hours = sorted({t["hour"] for t in truth})
     planted = defaultdict(lambda: np.zeros(32, dtype=np.int64))
     for t in truth:
         planted[(t["firmware"], t["direction"])] += t["counts"]
 
-    rows = ch.query("""
+    rows = ch.query(
+        """
         SELECT firmware, direction, bucket, sum(ios) FROM sanlens_marts.install_base_histogram
         WHERE array_model IN {m:Array(String)} AND toUnixTimestamp(period_start) BETWEEN {a:Int64} AND {b:Int64}
-        GROUP BY firmware, direction, bucket""", parameters={"m": models, "a": hours[0], "b": hours[-1]}).result_rows
+        GROUP BY firmware, direction, bucket""",
+        parameters={"m": models, "a": hours[0], "b": hours[-1]},
+    ).result_rows
     measured = defaultdict(lambda: np.zeros(32, dtype=np.int64))
     for fw, direction, bucket, ios in rows:
         measured[(fw, direction)][bucket] += ios
     assert set(measured) == set(planted) == {(fw, d) for fw in ("3.1.3", "3.2.1") for d in ("read", "write")}
-    assert sum(v.sum() for v in measured.values()) == sum(v.sum() for v in planted.values())   # exact
+    assert sum(v.sum() for v in measured.values()) == sum(v.sum() for v in planted.values())  # exact
 
     share = {k: v[4] / v.sum() for k, v in measured.items()}
     for key, counts in planted.items():
@@ -57,13 +69,19 @@ def test_firmware_rollout_of_200_arrays_reproduces_the_express_writes_figure(sta
     assert 0.08 <= share[("3.1.3", "write")] <= 0.13 and 0.37 <= share[("3.2.1", "write")] <= 0.43
     assert abs(share[("3.2.1", "read")] - share[("3.1.3", "read")]) <= 0.02
 
-    effect = {(model, d): (n, low, high) for model, d, n, low, high in ch.query("""
+    effect = {
+        (model, d): (n, low, high)
+        for model, d, n, low, high in ch.query(
+            """
         SELECT array_model, direction, arrays, ci_low, ci_high FROM sanlens_marts.upgrade_effect
         WHERE array_model IN {m:Array(String)} AND from_firmware = '3.1.3' AND to_firmware = '3.2.1'
-          AND metric = 'share_fast'""", parameters={"m": models}).result_rows}
+          AND metric = 'share_fast'""",
+            parameters={"m": models},
+        ).result_rows
+    }
     assert sum(n for (_, d), (n, _, _) in effect.items() if d == "write") == int(0.8 * len(s.arrays))
-    for (model, direction), (n, low, high) in effect.items():
+    for (model, direction), (_, low, high) in effect.items():
         if direction == "write":
-            assert low > 0, (model, low, high)                   # the interval excludes zero
+            assert low > 0, (model, low, high)  # the interval excludes zero
         else:
-            assert low <= 0 <= high, (model, low, high)          # reads: it includes zero
+            assert low <= 0 <= high, (model, low, high)  # reads: it includes zero

@@ -3,6 +3,7 @@ panel and variable follows the structural rules Grafana and the provisioning nee
 over every dashboard in grafana/dashboards/, pure: no stack); and every panel's and variable's SQL,
 with the ClickHouse plugin's macros expanded, runs against real pipeline data and returns what the
 panel needs (marked `stack`)."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,8 @@ import sys
 import pytest
 import yaml
 
-from conftest import ROOT
-from grafana_macros import ALL, expand
+from tests.grafana_macros import ALL, expand
+from tests.support import ROOT
 
 GRAFANA = ROOT / "grafana"
 DASHBOARDS = {path.name: json.loads(path.read_text()) for path in sorted((GRAFANA / "dashboards").glob("*.json"))}
@@ -49,10 +50,16 @@ def undefined_variables(sql: str, board: dict) -> set[str]:
 
 
 BOARD_PARAMS = [pytest.param(name, board, id=name) for name, board in DASHBOARDS.items()]
-PANEL_PARAMS = [pytest.param(name, panel, id=f"{name}/{panel['title']}")
-                for name, board in DASHBOARDS.items() for panel in panels(board)]
-VARIABLE_PARAMS = [pytest.param(name, variable, id=f"{name}/${variable['name']}")
-                   for name, board in DASHBOARDS.items() for variable in query_variables(board)]
+PANEL_PARAMS = [
+    pytest.param(name, panel, id=f"{name}/{panel['title']}")
+    for name, board in DASHBOARDS.items()
+    for panel in panels(board)
+]
+VARIABLE_PARAMS = [
+    pytest.param(name, variable, id=f"{name}/${variable['name']}")
+    for name, board in DASHBOARDS.items()
+    for variable in query_variables(board)
+]
 
 
 def test_there_are_dashboards():
@@ -92,8 +99,9 @@ def test_panel_ids_are_unique(name, board):
 def test_panel_reads_the_provisioned_data_source(name, panel):
     assert panel.get("datasource") == DATASOURCE, f"{where(name, panel)}: data source {panel.get('datasource')}"
     for target in panel["targets"]:
-        assert target.get("datasource") == DATASOURCE, \
+        assert target.get("datasource") == DATASOURCE, (
             f"{where(name, panel, target)}: data source {target.get('datasource')}"
+        )
 
 
 @pytest.mark.parametrize("name, panel", PANEL_PARAMS)
@@ -125,8 +133,9 @@ def test_panel_queries_use_only_defined_variables(name, panel):
 # -- over every query variable ---------------------------------------------------------------------
 @pytest.mark.parametrize("name, variable", VARIABLE_PARAMS)
 def test_variable_reads_the_provisioned_data_source(name, variable):
-    assert variable.get("datasource") == DATASOURCE, \
+    assert variable.get("datasource") == DATASOURCE, (
         f"{name}: ${variable['name']}: data source {variable.get('datasource')}"
+    )
 
 
 @pytest.mark.parametrize("name, variable", VARIABLE_PARAMS)
@@ -168,25 +177,26 @@ def test_every_variable_query_lists_values(variable, rollout, ch):
 @pytest.mark.stack
 @pytest.mark.parametrize("panel", panels(INSTALL_BASE), ids=lambda p: p["title"])
 def test_every_panel_query_returns_what_the_panel_shows(panel, rollout, ch):
-    for selection in ({"customer": [rollout.customer]},                                     # fleet
-                      {"customer": [rollout.customer], "array": [rollout.arrays[0]]},       # one array
-                      {"customer": [rollout.customer], "array": [rollout.arrays[0]],
-                       "volume": [f"{rollout.arrays[0]}-sql1_data"]}):                    # one volume
+    for selection in (
+        {"customer": [rollout.customer]},  # fleet
+        {"customer": [rollout.customer], "array": [rollout.arrays[0]]},  # one array
+        {"customer": [rollout.customer], "array": [rollout.arrays[0]], "volume": [f"{rollout.arrays[0]}-sql1_data"]},
+    ):  # one volume
         rows = run_panel(ch, rollout, panel["targets"][0]["rawSql"], **selection)
         assert rows, f"{panel['title']}: no rows for {selection}"
         check_shape(panel, rows)
 
 
 def check_shape(panel: dict, rows: list[dict]) -> None:
-    if panel["type"] == "barchart":                  # bucket label x firmware -> share; shares add up to 1
+    if panel["type"] == "barchart":  # bucket label x firmware -> share; shares add up to 1
         assert {"service_time", "firmware", "share"} <= set(rows[0])
         for fw in {r["firmware"] for r in rows}:
             assert sum(r["share"] for r in rows if r["firmware"] == fw) == pytest.approx(1.0)
-    elif panel["type"] == "timeseries":              # a time column, then numeric values in ms
+    elif panel["type"] == "timeseries":  # a time column, then numeric values in ms
         assert list(rows[0])[0] == "time"
         values = [v for r in rows for k, v in r.items() if k not in ("time", "firmware")]
         assert values and all(0 < v < 10_000 for v in values)
-    elif panel["type"] == "table":                   # the drill-down column, and the p99 the rows are sorted by
+    elif panel["type"] == "table":  # the drill-down column, and the p99 the rows are sorted by
         link = panel["fieldConfig"]["overrides"][0]
         assert link["matcher"]["options"] in rows[0] and "p99_ms" in rows[0]
         p99 = [r["p99_ms"] for r in rows]

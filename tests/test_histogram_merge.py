@@ -3,6 +3,7 @@ set of latencies are grouped and merged (per series, per period, per fleet dimen
 histogram has the same total and gives the same percentiles (serviceTimeQuantile, the one function
 the marts, Grafana and the report use, run in ClickHouse) as one histogram built from all the samples;
 and each percentile is within its bucket's width of the exact percentile of the raw latencies."""
+
 from __future__ import annotations
 
 import math
@@ -11,18 +12,15 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ingest import buckets
+
 QUANTILES = (0.5, 0.9, 0.99, 0.999)
-
-
-def bucket_of(ms: float) -> int:
-    """3PAR bucket n holds (2^(n-8), 2^(n-7)] ms; bucket 0 starts at 0, bucket 31 is open-ended."""
-    return 0 if ms <= 2 ** -7 else min(31, math.ceil(math.log2(ms)) + 7)
 
 
 def histogram(latencies) -> dict[int, int]:
     counts: dict[int, int] = {}
     for ms in latencies:
-        counts[bucket_of(ms)] = counts.get(bucket_of(ms), 0) + 1
+        counts[buckets.bucket_of(ms)] = counts.get(buckets.bucket_of(ms), 0) + 1
     return counts
 
 
@@ -30,9 +28,11 @@ def quantiles_sql(histograms: list[dict[int, int]], groups: list[int]) -> str:
     """Merge the histograms inside each group first, then the groups, as rollups and marts do."""
     rows = ", ".join(f"({g}, {b}, {c})" for h, g in zip(histograms, groups) for b, c in h.items())
     qs = ", ".join(f"serviceTimeQuantile(m.1, m.2, {q})" for q in QUANTILES)
-    return (f"SELECT arraySum(m.2), {qs} FROM (SELECT sumMap(g.1, g.2) AS m FROM ("
-            f"SELECT sumMap([bucket], [ios]) AS g FROM values('grp UInt32, bucket UInt8, ios UInt64', {rows}) "
-            f"GROUP BY grp))")
+    return (
+        f"SELECT arraySum(m.2), {qs} FROM (SELECT sumMap(g.1, g.2) AS m FROM ("
+        f"SELECT sumMap([bucket], [ios]) AS g FROM values('grp UInt32, bucket UInt8, ios UInt64', {rows}) "
+        f"GROUP BY grp))"
+    )
 
 
 latencies = st.lists(st.floats(min_value=0.001, max_value=5000, allow_nan=False), min_size=1, max_size=400)
@@ -53,7 +53,7 @@ def test_merging_in_any_grouping_equals_one_histogram_of_all_samples(ch, data, s
     raw = np.sort(np.array(samples))
     for q, estimate in zip(QUANTILES, whole[1:]):
         exact = float(np.quantile(raw, q, method="inverted_cdf"))
-        b = bucket_of(exact)
-        lower, upper = (0.0 if b == 0 else 2.0 ** (b - 8)), 2.0 ** (b - 7)
+        b = buckets.bucket_of(exact)
+        lower, upper = buckets.lower_ms(b), buckets.upper_ms(b)
         assert lower <= estimate <= upper or math.isclose(estimate, upper), (q, exact, estimate)
         assert abs(estimate - exact) <= upper - lower

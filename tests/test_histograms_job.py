@@ -1,38 +1,59 @@
 """The histograms job, really running (bounded, on its own topics): array bucket deltas land in the
 window their interval ends in, out-of-order ones included, and merge by adding counts; a host disk's
 interval averages become an I/O-weighted histogram of averages, named so (host_interval_avg)."""
+
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from conftest import ROOT, free_port
 from sanlensctl import config
+from tests.support import ROOT, free_port
 
-T0 = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
 
 def sample(seconds: float, direction: str, bucket: int, ios: int, volume: str = "v1") -> dict:
-    return {"ts": (T0 + timedelta(seconds=seconds)).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-            "metric": f"volume.{direction}_service_time_hist", "value": float(ios), "unit": "ios", "bucket": bucket,
-            "site": "s", "host": "", "array": "a1", "volume": volume, "host_port": ""}
+    return {
+        "ts": (T0 + timedelta(seconds=seconds)).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "metric": f"volume.{direction}_service_time_hist",
+        "value": float(ios),
+        "unit": "ios",
+        "bucket": bucket,
+        "site": "s",
+        "host": "",
+        "array": "a1",
+        "volume": volume,
+        "host_port": "",
+    }
 
 
 def host_sample(seconds: float, metric: str, value: float, disk: str = "D:") -> dict:
-    return {"ts": (T0 + timedelta(seconds=seconds)).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-            "metric": metric, "value": value, "unit": "", "bucket": -1, "site": "s", "host": "sql1", "disk": disk,
-            "array": "", "volume": "", "host_port": ""}
+    return {
+        "ts": (T0 + timedelta(seconds=seconds)).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "metric": metric,
+        "value": value,
+        "unit": "",
+        "bucket": -1,
+        "site": "s",
+        "host": "sql1",
+        "disk": disk,
+        "array": "",
+        "volume": "",
+        "host_port": "",
+    }
 
 
 def read_all(topic: str) -> list[dict]:
-    c = Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"read-{uuid.uuid4().hex[:6]}",
-                  "log_level": 0})
+    c = Consumer(
+        {"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"read-{uuid.uuid4().hex[:6]}", "log_level": 0}
+    )
     c.assign([TopicPartition(topic, 0, 0)])
     out = []
     while (msg := c.poll(5)) is not None:
@@ -48,24 +69,50 @@ def test_bucket_deltas_land_in_their_window_and_merge_by_adding(stack):
     topics = [NewTopic(t, 1, 1) for t in (source, f"{prefix}.histograms")]
     for f in admin.create_topics(topics).values():
         f.result(30)
-    records = [sample(1, "write", 4, 10), sample(3, "write", 4, 5), sample(4, "write", 5, 7),  # window 0-10 s
-               sample(4, "read", 3, 2), sample(6, "write", 4, 1, volume="v2"),
-               sample(12, "write", 4, 100),                                                       # window 10-20 s
-               sample(200, "write", 31, 1), sample(2, "write", 4, 3),     # out of order: kept
-               host_sample(10, "disk.read_latency", 100.0), host_sample(10, "disk.reads", 50.0),   # 0.1 ms: bucket 4
-               host_sample(10, "disk.writes", 20.0), host_sample(10, "disk.write_latency", 3000.0),  # 3 ms: bucket 9
-               host_sample(20, "disk.read_latency", 125.0), host_sample(20, "disk.reads", 7.5),  # 0.125 ms: still 4
-               host_sample(30, "disk.read_latency", 900.0)]                                  # no rate: no I/Os
+    records = [
+        sample(1, "write", 4, 10),
+        sample(3, "write", 4, 5),
+        sample(4, "write", 5, 7),  # window 0-10 s
+        sample(4, "read", 3, 2),
+        sample(6, "write", 4, 1, volume="v2"),
+        sample(12, "write", 4, 100),  # window 10-20 s
+        sample(200, "write", 31, 1),
+        sample(2, "write", 4, 3),  # out of order: kept
+        host_sample(10, "disk.read_latency", 100.0),
+        host_sample(10, "disk.reads", 50.0),  # 0.1 ms: bucket 4
+        host_sample(10, "disk.writes", 20.0),
+        host_sample(10, "disk.write_latency", 3000.0),  # 3 ms: bucket 9
+        host_sample(20, "disk.read_latency", 125.0),
+        host_sample(20, "disk.reads", 7.5),  # 0.125 ms: still 4
+        host_sample(30, "disk.read_latency", 900.0),
+    ]  # no rate: no I/Os
     producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
     for r in records:
         producer.produce(source, json.dumps(r).encode())
     producer.flush(30)
     try:
-        job = subprocess.run([sys.executable, str(ROOT / "flink-jobs" / "histograms" / "job.py"), "--input", source,
-                              "--output-prefix", prefix, "--bounded", "--from-earliest", "--group", prefix,
-                              "--rest-port", str(free_port()), "--parallelism", "1"],
-                             env=dict(config.tool_env(), SANLENS_RUN=str(config.RUN / "test-histograms")),
-                             capture_output=True, text=True, timeout=300)
+        job = subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "flink-jobs" / "histograms" / "job.py"),
+                "--input",
+                source,
+                "--output-prefix",
+                prefix,
+                "--bounded",
+                "--from-earliest",
+                "--group",
+                prefix,
+                "--rest-port",
+                str(free_port()),
+                "--parallelism",
+                "1",
+            ],
+            env=dict(config.tool_env(), SANLENS_RUN=str(config.RUN / "test-histograms")),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-3000:]
         got, host = {}, {}
         for h in read_all(f"{prefix}.histograms"):
@@ -74,10 +121,18 @@ def test_bucket_deltas_land_in_their_window_and_merge_by_adding(stack):
                 continue
             key = (h["window_start"][11:19], h["volume"], h["direction"], h["bucket"])
             got[key] = got.get(key, 0) + h["ios"]
-        assert got == {("12:00:00", "v1", "write", 4): 18, ("12:00:00", "v1", "write", 5): 7,
-                       ("12:00:00", "v1", "read", 3): 2, ("12:00:00", "v2", "write", 4): 1,
-                       ("12:00:10", "v1", "write", 4): 100, ("12:03:20", "v1", "write", 31): 1}
-        assert host == {("12:00:10", "sql1", "D:", "read", 4): 500, ("12:00:10", "sql1", "D:", "write", 9): 200,
-                        ("12:00:20", "sql1", "D:", "read", 4): 75}       # I/Os = rate x the 10 s interval
+        assert got == {
+            ("12:00:00", "v1", "write", 4): 18,
+            ("12:00:00", "v1", "write", 5): 7,
+            ("12:00:00", "v1", "read", 3): 2,
+            ("12:00:00", "v2", "write", 4): 1,
+            ("12:00:10", "v1", "write", 4): 100,
+            ("12:03:20", "v1", "write", 31): 1,
+        }
+        assert host == {
+            ("12:00:10", "sql1", "D:", "read", 4): 500,
+            ("12:00:10", "sql1", "D:", "write", 9): 200,
+            ("12:00:20", "sql1", "D:", "read", 4): 75,
+        }  # I/Os = rate x the 10 s interval
     finally:
         admin.delete_topics([t.topic for t in topics])

@@ -1,17 +1,19 @@
 """Simulator -> the real Telegraf (socket listener + inputs.http pollers) -> Kafka -> normalise job ->
 loader -> ClickHouse, for a small fleet: every record Telegraf sent is accounted for, exactly."""
+
 from __future__ import annotations
 
 import json
 import time
 import uuid
 
-from conftest import free_port, wait_until
-from ingest.simulator import __main__ as simulator, scenario as scenario_file
+from ingest.simulator import __main__ as simulator
+from ingest.simulator import scenario as scenario_file
 from ingest.simulator.endpoints import Endpoints
 from ingest.simulator.run import Run
 from sanlensctl import config
 from sanlensctl.components import telegraf
+from tests.support import free_port, wait_until
 
 SCENARIO = """
 name: e2e
@@ -35,13 +37,21 @@ events:
   - {{type: array_restart, at: 60, array: {id}-af}}
   - {{type: slow_drain, at: 50, until: 80, switch: {id}-sw, port: 12, delay_us: 1000}}
 """
-EXPECTED_DROPS = {"baseline: first sample of a cumulative series", "counter reset", "duplicate",
-                  "field not in catalog", "no I/O in interval"}
+EXPECTED_DROPS = {
+    "baseline: first sample of a cumulative series",
+    "counter reset",
+    "duplicate",
+    "field not in catalog",
+    "no I/O in interval",
+}
 
 
 def accounting(ch, site: str) -> dict[tuple[str, str, str], int]:
-    rows = ch.query("SELECT unit, outcome, reason, sum(records) FROM sanlens.pipeline_accounting "
-                    "WHERE site = {s:String} GROUP BY ALL", parameters={"s": site}).result_rows
+    rows = ch.query(
+        "SELECT unit, outcome, reason, sum(records) FROM sanlens.pipeline_accounting "
+        "WHERE site = {s:String} GROUP BY ALL",
+        parameters={"s": site},
+    ).result_rows
     return {(u, o, r): n for u, o, r, n in rows}
 
 
@@ -58,41 +68,75 @@ def test_every_record_telegraf_sent_is_loaded_dead_lettered_or_counted_as_droppe
     try:
         telegraf.restart()
         run.realtime(("127.0.0.1", config.TELEGRAF_LISTENER_PORT))
-        time.sleep(3)                                     # the last poll and flush
+        time.sleep(3)  # the last poll and flush
     finally:
         pollers.unlink()
-        telegraf.restart()                                # Telegraf flushes what it holds when stopped
+        telegraf.restart()  # Telegraf flushes what it holds when stopped
         endpoints.stop()
     run.close()
     sent = sum(run.truth.records.values())
-    assert sent > 300 and set(run.truth.records) >= {"win_disk", "sqlserver_database_io", "array_vlun",
-                                                     "array_vv_histogram", "array_vv_tier", "brocade_fc_port"}
+    assert sent > 300 and set(run.truth.records) >= {
+        "win_disk",
+        "sqlserver_database_io",
+        "array_vlun",
+        "array_vv_histogram",
+        "array_vv_tier",
+        "brocade_fc_port",
+    }
 
-    totals = wait_until(lambda: (a := accounting(ch, site)) and a.get(("records", "in", "")) == sent and a,
-                        120, f"{sent} records accounted for")
-    assert totals[("records", "out", "")] == sent          # Telegraf sends only well-formed records
+    totals = wait_until(
+        lambda: (a := accounting(ch, site)) and a.get(("records", "in", "")) == sent and a,
+        120,
+        f"{sent} records accounted for",
+    )
+    assert totals[("records", "out", "")] == sent  # Telegraf sends only well-formed records
     samples_in, samples_out = totals[("samples", "in", "")], totals[("samples", "out", "")]
     dropped = {r: n for (u, o, r), n in totals.items() if u == "samples" and o == "dropped"}
     assert samples_out + sum(dropped.values()) == samples_in
     assert set(dropped) <= EXPECTED_DROPS and dropped["counter reset"] > 0
-    loaded = wait_until(lambda: (n := ch.command("SELECT count() FROM sanlens.metrics WHERE site = {s:String}",
-                                                 parameters={"s": site})) == samples_out and n, 60, "samples loaded")
+    loaded = wait_until(
+        lambda: (
+            (n := ch.command("SELECT count() FROM sanlens.metrics WHERE site = {s:String}", parameters={"s": site}))
+            == samples_out
+            and n
+        ),
+        60,
+        "samples loaded",
+    )
     assert loaded == samples_out
-    assert ch.command("SELECT countIf(value < 0) FROM sanlens.metrics WHERE site = {s:String}",
-                      parameters={"s": site}) == 0
+    assert (
+        ch.command("SELECT countIf(value < 0) FROM sanlens.metrics WHERE site = {s:String}", parameters={"s": site})
+        == 0
+    )
     # the histogram deltas that survived carry every I/O the array counted outside dropped intervals
-    per_bucket = ch.command("SELECT uniqExact(bucket) FROM sanlens.metrics WHERE site = {s:String} "
-                            "AND metric = 'volume.write_service_time_hist'", parameters={"s": site})
+    per_bucket = ch.command(
+        "SELECT uniqExact(bucket) FROM sanlens.metrics WHERE site = {s:String} "
+        "AND metric = 'volume.write_service_time_hist'",
+        parameters={"s": site},
+    )
     assert per_bucket == 32
-    timeline = wait_until(lambda: (rows := ch.query(
-        "SELECT firmware, valid_from FROM sanlens.topology FINAL WHERE kind = 'array' AND array = {a:String} "
-        "ORDER BY valid_from", parameters={"a": f"t{run_id}-af"}).result_rows) and len(rows) == 2 and rows,
-        60, "the array's firmware timeline")
+    timeline = wait_until(
+        lambda: (
+            (
+                rows := ch.query(
+                    "SELECT firmware, valid_from FROM sanlens.topology FINAL "
+                    "WHERE kind = 'array' AND array = {a:String} "
+                    "ORDER BY valid_from",
+                    parameters={"a": f"t{run_id}-af"},
+                ).result_rows
+            )
+            and len(rows) == 2
+            and rows
+        ),
+        60,
+        "the array's firmware timeline",
+    )
     assert [fw for fw, _ in timeline] == ["3.1.3", "3.2.1"]
-    assert abs((timeline[1][1] - timeline[0][1]).total_seconds() - 30) < 0.01     # upgraded at 30 s
-    paths = ch.command("SELECT count() FROM sanlens.topology WHERE kind = 'path' AND site = {s:String}",
-                       parameters={"s": site})
-    assert paths == 2 * len(s.hosts)                                              # data and log disk per host
+    assert abs((timeline[1][1] - timeline[0][1]).total_seconds() - 30) < 0.01  # upgraded at 30 s
+    paths = ch.command(
+        "SELECT count() FROM sanlens.topology WHERE kind = 'path' AND site = {s:String}", parameters={"s": site}
+    )
+    assert paths == 2 * len(s.hosts)  # data and log disk per host
     truth_hosts = [json.loads(line) for line in (tmp_path / "truth" / "hosts.jsonl").read_text().splitlines()]
     assert {h["host"] for h in truth_hosts} == set(s.hosts)
     check_against_ground_truth(ch, site, f"t{run_id}", truth_hosts)
@@ -104,17 +148,27 @@ def check_against_ground_truth(ch, site: str, prefix: str, truth: list[dict]) ->
     showing time at zero transmit credit."""
     host = f"{prefix}-sql1"
     true_read = {round(t["t"] * 1000): t["read_us"] for t in truth if t["host"] == host}
-    perfmon = ch.query("SELECT toUnixTimestamp64Milli(ts), value FROM sanlens.metrics WHERE site = {s:String} "
-                       "AND host = {h:String} AND disk = 'D:' AND metric = 'disk.read_latency'",
-                       parameters={"s": site, "h": host}).result_rows
+    perfmon = ch.query(
+        "SELECT toUnixTimestamp64Milli(ts), value FROM sanlens.metrics WHERE site = {s:String} "
+        "AND host = {h:String} AND disk = 'D:' AND metric = 'disk.read_latency'",
+        parameters={"s": site, "h": host},
+    ).result_rows
     assert len(perfmon) == len(true_read)
     for ts, value in perfmon:
         assert abs(value - true_read[ts]) < 0.01, (ts, value, true_read[ts])
-    dmv = ch.query("SELECT toUnixTimestamp64Milli(ts), value FROM sanlens.metrics WHERE site = {s:String} "
-                   "AND host = {h:String} AND metric = 'file.read_latency'", parameters={"s": site, "h": host}).result_rows
-    assert len(dmv) >= len(true_read) - 3                       # baseline and the interval across the restart
+    dmv = ch.query(
+        "SELECT toUnixTimestamp64Milli(ts), value FROM sanlens.metrics WHERE site = {s:String} "
+        "AND host = {h:String} AND metric = 'file.read_latency'",
+        parameters={"s": site, "h": host},
+    ).result_rows
+    assert len(dmv) >= len(true_read) - 3  # baseline and the interval across the restart
     for ts, value in dmv:
         assert abs(value - true_read[ts]) / true_read[ts] < 0.01, (ts, value, true_read[ts])
-    credit = dict(ch.query("SELECT port, max(value) FROM sanlens.metrics WHERE site = {s:String} "
-                           "AND metric = 'port.tx_credit_zero' GROUP BY port", parameters={"s": site}).result_rows)
+    credit = dict(
+        ch.query(
+            "SELECT port, max(value) FROM sanlens.metrics WHERE site = {s:String} "
+            "AND metric = 'port.tx_credit_zero' GROUP BY port",
+            parameters={"s": site},
+        ).result_rows
+    )
     assert credit.pop("0/12") > 0 and credit and set(credit.values()) == {0.0}

@@ -1,12 +1,13 @@
 """The user's stack is theirs: `./sanlens test` runs on a stack of its own and leaves the user's (up, with
 data) as it was. Here the tests' session stack plays the user's, with what earlier tests wrote into it,
 and a nested `./sanlens test` runs a test that writes into its stack."""
+
 from __future__ import annotations
 
 import json
 import time
 
-from conftest import sanlens, wait_until
+from tests.support import sanlens, wait_until
 
 
 def row_counts(ch) -> dict[str, int]:
@@ -14,9 +15,11 @@ def row_counts(ch) -> dict[str, int]:
     collector's own heartbeat (site '') keeps flowing into metrics and accounting whatever runs, so it is
     left out."""
     counts = {}
-    for db, name, engine in ch.query("SELECT database, name, engine FROM system.tables "
-                                     "WHERE database IN ('sanlens', 'sanlens_marts') AND engine NOT LIKE '%View' "
-                                     "ORDER BY database, name").result_rows:
+    for db, name, engine in ch.query(
+        "SELECT database, name, engine FROM system.tables "
+        "WHERE database IN ('sanlens', 'sanlens_marts') AND engine NOT LIKE '%View' "
+        "ORDER BY database, name"
+    ).result_rows:
         final = " FINAL" if "Replacing" in engine else ""
         columns = {c[0] for c in ch.query(f"DESCRIBE TABLE {db}.{name}").result_rows}
         where = " WHERE site != ''" if "site" in columns and name in ("metrics", "pipeline_accounting") else ""
@@ -31,7 +34,7 @@ def pids() -> dict[str, int]:
 def test_running_the_tests_leaves_the_users_stack_as_it_was(stack, ch, rollout):
     def settled():
         first = row_counts(ch)
-        time.sleep(15)                                 # what earlier tests left in flight lands first
+        time.sleep(15)  # what earlier tests left in flight lands first
         return first if row_counts(ch) == first else None
 
     before, pids_before = wait_until(settled, 180, "the stack's tables to settle"), pids()

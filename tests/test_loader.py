@@ -1,9 +1,9 @@
 """The loader delivers at least once and stays idempotent: a crash between insert and commit loses
 nothing and doubles nothing."""
+
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import uuid
@@ -11,17 +11,32 @@ import uuid
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from conftest import ROOT, wait_until
 from sanlensctl import config
+from tests.support import ROOT, wait_until
 
 N = 20_000
 
 
 def run_loader(topic: str, table: str, group: str, extra_env: dict | None = None, wait: bool = True):
-    argv = [sys.executable, str(ROOT / "ingest" / "loader" / "loader.py"), "--route", f"{topic}={table}",
-            "--group", group, "--batch", "3000", "--linger", "0.5"]
-    return subprocess.Popen(argv, env={**config.tool_env(), **(extra_env or {})},
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    argv = [
+        sys.executable,
+        str(ROOT / "ingest" / "loader" / "loader.py"),
+        "--route",
+        f"{topic}={table}",
+        "--group",
+        group,
+        "--batch",
+        "3000",
+        "--linger",
+        "0.5",
+    ]
+    return subprocess.Popen(
+        argv,
+        env={**config.tool_env(), **(extra_env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def test_crash_between_insert_and_commit_then_restart_gives_the_exact_row_count(stack, ch):
@@ -59,7 +74,9 @@ def test_a_message_clickhouse_refuses_is_dead_lettered_and_the_rest_loaded(stack
     topic, table, group = f"test.loader.{suffix}", f"sanlens.loader_test_{suffix}", f"test-loader-{suffix}"
     admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
     admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(30)
-    ch.command(f"CREATE TABLE {table} (id UInt32, kafka_partition UInt16, kafka_offset UInt64) ENGINE = MergeTree ORDER BY id")
+    ch.command(
+        f"CREATE TABLE {table} (id UInt32, kafka_partition UInt16, kafka_offset UInt64) ENGINE = MergeTree ORDER BY id"
+    )
     producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
     for value in [b'{"id": 1}', b'{"id": "not a number"}', b"garbage", b'{"id": 4}']:
         producer.produce(topic, value)
@@ -74,8 +91,9 @@ def test_a_message_clickhouse_refuses_is_dead_lettered_and_the_rest_loaded(stack
         assert [r[0] for r in ch.query(f"SELECT id FROM {table} ORDER BY id").result_rows] == [1, 4]
         from confluent_kafka import Consumer, TopicPartition
 
-        consumer = Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"dl-{suffix}",
-                             "auto.offset.reset": "earliest"})
+        consumer = Consumer(
+            {"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"dl-{suffix}", "auto.offset.reset": "earliest"}
+        )
         consumer.assign([TopicPartition("telemetry.deadletter", 0, 0)])
         reasons = {}
         while (msg := consumer.poll(5)) is not None:

@@ -1,5 +1,6 @@
 """The normalize job, really running on the local stack, fed straight through Kafka (the contract's
 way to publish without Telegraf): canonical units, reset-safe deltas, dead letters, accounting."""
+
 from __future__ import annotations
 
 import json
@@ -12,23 +13,32 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from conftest import ROOT, free_port, sanlens, wait_until
 from sanlensctl import config
+from tests.support import ROOT, free_port, sanlens, wait_until
 
 
 def publish(records, key: str) -> None:
     producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
     for record in records:
-        producer.produce("telemetry.metrics", record if isinstance(record, bytes) else json.dumps(record).encode(),
-                         key=key.encode())
+        producer.produce(
+            "telemetry.metrics", record if isinstance(record, bytes) else json.dumps(record).encode(), key=key.encode()
+        )
     assert producer.flush(30) == 0
 
 
 def dmv(site: str, t_ms: int, reads: int, stall_ms: int) -> dict:
-    return {"name": "sqlserver_database_io", "timestamp": t_ms,
-            "tags": {"host": f"{site}-h", "site": site, "sql_instance": f"{site}-h:MSSQLSERVER", "database_name": "db",
-                     "logical_filename": "db_data"},
-            "fields": {"reads": reads, "read_latency_ms": stall_ms}}
+    return {
+        "name": "sqlserver_database_io",
+        "timestamp": t_ms,
+        "tags": {
+            "host": f"{site}-h",
+            "site": site,
+            "sql_instance": f"{site}-h:MSSQLSERVER",
+            "database_name": "db",
+            "logical_filename": "db_data",
+        },
+        "fields": {"reads": reads, "read_latency_ms": stall_ms},
+    }
 
 
 @pytest.fixture(scope="module")
@@ -36,13 +46,24 @@ def site(stack, ch):
     """One series of DMV samples with an instance restart in the middle, and one Perfmon sample."""
     site = f"it-{uuid.uuid4().hex[:8]}"
     t0 = int(time.time() * 1000) - 120_000
-    counters = [(100, 1_200), (200, 2_400), (300, 3_600),        # 12 ms per read
-                (20, 100), (120, 1_300),                         # restart: counters start again
-                (220, 2_500)]
+    counters = [
+        (100, 1_200),
+        (200, 2_400),
+        (300, 3_600),  # 12 ms per read
+        (20, 100),
+        (120, 1_300),  # restart: counters start again
+        (220, 2_500),
+    ]
     records = [dmv(site, t0 + i * 10_000, r, s) for i, (r, s) in enumerate(counters)]
-    records.append(dmv(site, t0 + 50_000, 220, 2_500))           # the same sample delivered twice
-    records.append({"name": "win_disk", "timestamp": t0, "fields": {"Avg._Disk_sec/Read": 0.012},
-                    "tags": {"host": f"{site}-h", "site": site, "instance": "E:", "objectname": "LogicalDisk"}})
+    records.append(dmv(site, t0 + 50_000, 220, 2_500))  # the same sample delivered twice
+    records.append(
+        {
+            "name": "win_disk",
+            "timestamp": t0,
+            "fields": {"Avg._Disk_sec/Read": 0.012},
+            "tags": {"host": f"{site}-h", "site": site, "instance": "E:", "objectname": "LogicalDisk"},
+        }
+    )
     publish(records, f"{site}-h")
     wait_until(lambda: accounted(ch, site, "records", "in") == len(records), 120, "the records' accounting")
     return site
@@ -50,14 +71,21 @@ def site(stack, ch):
 
 def accounted(ch, site: str, unit: str, outcome: str, reason: str | None = None) -> int:
     where = "" if reason is None else " AND reason = {r:String}"
-    return ch.command("SELECT sum(records) FROM sanlens.pipeline_accounting WHERE site = {s:String} "
-                      f"AND unit = {{u:String}} AND outcome = {{o:String}}{where}",
-                      parameters={"s": site, "u": unit, "o": outcome, "r": reason or ""})
+    return ch.command(
+        "SELECT sum(records) FROM sanlens.pipeline_accounting WHERE site = {s:String} "
+        f"AND unit = {{u:String}} AND outcome = {{o:String}}{where}",
+        parameters={"s": site, "u": unit, "o": outcome, "r": reason or ""},
+    )
 
 
 def series(ch, site: str, metric: str) -> list[float]:
-    return [r[0] for r in ch.query("SELECT value FROM sanlens.metrics WHERE site = {s:String} AND metric = {m:String} "
-                                   "ORDER BY ts", parameters={"s": site, "m": metric}).result_rows]
+    return [
+        r[0]
+        for r in ch.query(
+            "SELECT value FROM sanlens.metrics WHERE site = {s:String} AND metric = {m:String} ORDER BY ts",
+            parameters={"s": site, "m": metric},
+        ).result_rows
+    ]
 
 
 def test_perfmon_seconds_and_dmv_stalls_become_microseconds(ch, site):
@@ -66,13 +94,13 @@ def test_perfmon_seconds_and_dmv_stalls_become_microseconds(ch, site):
     # six samples: a baseline, two intervals, the reset (dropped), two intervals after it
     latencies = wait_until(lambda: (v := series(ch, site, "file.read_latency")) and len(v) == 4 and v, 60, "latencies")
     assert latencies == [12000.0] * 4
-    assert series(ch, site, "file.reads") == [10.0] * 4   # 100 reads in 10 s
+    assert series(ch, site, "file.reads") == [10.0] * 4  # 100 reads in 10 s
 
 
 def test_an_interval_across_a_counter_reset_is_dropped_and_counted_never_negative(ch, site):
     values = series(ch, site, "file.read_latency") + series(ch, site, "file.reads")
     assert min(values) >= 0 and max(series(ch, site, "file.read_latency")) == 12000.0
-    assert accounted(ch, site, "samples", "dropped", "counter reset") == 2          # reads and the stall
+    assert accounted(ch, site, "samples", "dropped", "counter reset") == 2  # reads and the stall
     assert accounted(ch, site, "samples", "dropped", "baseline: first sample of a cumulative series") == 2
     assert accounted(ch, site, "samples", "dropped", "duplicate") == 2
 
@@ -93,12 +121,12 @@ BAD = {
     "missing field": {"name": "win_disk", "tags": {}, "fields": {"Disk_Reads_persec": 1}},
     "unknown measurement": {"name": "win_toaster", "timestamp": 0, "tags": {}, "fields": {"crumbs": 1}},
     "non-numeric value": {"name": "win_disk", "timestamp": 0, "tags": {}, "fields": {"Disk_Reads_persec": "lots"}},
-    "non-finite value": b'{"name":"win_disk","timestamp":NOW,"tags":{"marker":"MARK"},"fields":{"Disk_Reads_persec":NaN}}',
+    "non-finite value": b'{"name":"win_disk","timestamp":NOW,"tags":{"marker":"MARK"},'
+    b'"fields":{"Disk_Reads_persec":NaN}}',
     "negative value": {"name": "win_disk", "timestamp": 0, "tags": {}, "fields": {"Disk_Reads_persec": -3}},
     "timestamp in the future": {"name": "win_disk", "timestamp": 1, "tags": {}, "fields": {"Disk_Reads_persec": 1}},
     "timestamp too old": {"name": "win_disk", "timestamp": 2, "tags": {}, "fields": {"Disk_Reads_persec": 1}},
-    "beyond physical bounds": {"name": "win_disk", "timestamp": 0, "tags": {},
-                               "fields": {"Avg._Disk_sec/Write": 3600}},
+    "beyond physical bounds": {"name": "win_disk", "timestamp": 0, "tags": {}, "fields": {"Avg._Disk_sec/Write": 3600}},
 }
 
 
@@ -106,25 +134,51 @@ def test_each_kind_of_bad_input_lands_in_the_dead_letter_table_and_the_job_keeps
     marker = uuid.uuid4().hex[:8]
     now = int(time.time() * 1000)
     payloads = []
-    for reason, record in BAD.items():
+    for record in BAD.values():
         if isinstance(record, dict):
             record = dict(record, tags={"marker": marker})
-            record["timestamp"] = {1: now + 86_400_000, 2: now - 90 * 86_400_000}.get(record.get("timestamp"), now) \
-                if "timestamp" in record else None
+            record["timestamp"] = (
+                {1: now + 86_400_000, 2: now - 90 * 86_400_000}.get(record.get("timestamp"), now)
+                if "timestamp" in record
+                else None
+            )
             record = {k: v for k, v in record.items() if v is not None}
             payloads.append(json.dumps(record).encode())
         else:
             payloads.append(record.replace(b"MARK", marker.encode()).replace(b"NOW", str(now).encode()))
     publish(payloads, f"bad-{marker}")
-    got = wait_until(lambda: (rows := dict(ch.query(
-        "SELECT reason, payload FROM sanlens.deadletter WHERE stage = 'normalize' AND position(payload, {m:String}) > 0",
-        parameters={"m": marker}).result_rows)) and len(rows) == len(BAD) and rows, 120, "ten dead letters")
+    got = wait_until(
+        lambda: (
+            (
+                rows := dict(
+                    ch.query(
+                        "SELECT reason, payload FROM sanlens.deadletter "
+                        "WHERE stage = 'normalize' AND position(payload, {m:String}) > 0",
+                        parameters={"m": marker},
+                    ).result_rows
+                )
+            )
+            and len(rows) == len(BAD)
+            and rows
+        ),
+        120,
+        "ten dead letters",
+    )
     assert set(got) == set(BAD)
-    assert sorted(got.values()) == sorted(p.decode() for p in payloads)   # the payload exactly as it came
+    assert sorted(got.values()) == sorted(p.decode() for p in payloads)  # the payload exactly as it came
     assert json.loads(sanlens("status", "--json").stdout)["flink"]["detail"].startswith("normalize: RUNNING")
     good = f"ok-{marker}"
-    publish([{"name": "win_disk", "timestamp": now, "tags": {"site": good, "host": good, "instance": "C:"},
-              "fields": {"Disk_Reads_persec": 5}}], good)
+    publish(
+        [
+            {
+                "name": "win_disk",
+                "timestamp": now,
+                "tags": {"site": good, "host": good, "instance": "C:"},
+                "fields": {"Disk_Reads_persec": 5},
+            }
+        ],
+        good,
+    )
     wait_until(lambda: series(ch, good, "disk.reads") == [5.0], 60, "a good record after the bad ones")
 
 
@@ -140,16 +194,35 @@ def test_accounting_counts_a_partition_held_back_longer_than_any_idle_timeout(st
     topics += [NewTopic(f"{prefix}.{t}", 1, 1) for t in ("samples", "deadletter", "accounting")]
     for f in admin.create_topics(topics).values():
         f.result(30)
-    job = subprocess.Popen([sys.executable, str(ROOT / "flink-jobs" / "normalize" / "job.py"), "--input", source,
-                            "--output-prefix", prefix, "--from-earliest", "--group", prefix,
-                            "--rest-port", str(free_port()), "--parallelism", "1"],
-                           env=dict(config.tool_env(), SANLENS_RUN=str(config.RUN / f"test-{prefix}")),
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    job = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "flink-jobs" / "normalize" / "job.py"),
+            "--input",
+            source,
+            "--output-prefix",
+            prefix,
+            "--from-earliest",
+            "--group",
+            prefix,
+            "--rest-port",
+            str(free_port()),
+            "--parallelism",
+            "1",
+        ],
+        env=dict(config.tool_env(), SANLENS_RUN=str(config.RUN / f"test-{prefix}")),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
 
     def send(partition: int, t_ms: int) -> None:
-        record = {"name": "win_disk", "timestamp": t_ms, "fields": {"Disk_Reads_persec": 5},
-                  "tags": {"site": site, "host": f"{site}-h{partition}", "instance": "C:"}}
+        record = {
+            "name": "win_disk",
+            "timestamp": t_ms,
+            "fields": {"Disk_Reads_persec": 5},
+            "tags": {"site": site, "host": f"{site}-h{partition}", "instance": "C:"},
+        }
         producer.produce(source, json.dumps(record).encode(), partition=partition, timestamp=t_ms)
         producer.flush(10)
 
@@ -173,9 +246,12 @@ def test_accounting_counts_a_partition_held_back_longer_than_any_idle_timeout(st
         sent += 20
         send(0, int(time.time() * 1000))
         sent += 1
-        counted = wait_until(lambda: (n := _records_in(f"{prefix}.accounting", site)) >= sent and n, 90,
-                             f"{sent} records in the accounting")
-        time.sleep(6)                                    # one more emission: nothing is counted twice either
+        counted = wait_until(
+            lambda: (n := _records_in(f"{prefix}.accounting", site)) >= sent and n,
+            90,
+            f"{sent} records in the accounting",
+        )
+        time.sleep(6)  # one more emission: nothing is counted twice either
         assert _records_in(f"{prefix}.accounting", site) == counted == sent
     finally:
         job.terminate()
@@ -184,8 +260,9 @@ def test_accounting_counts_a_partition_held_back_longer_than_any_idle_timeout(st
 
 
 def _records_in(topic: str, site: str) -> int:
-    consumer = Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"read-{uuid.uuid4().hex[:6]}",
-                         "log_level": 0})
+    consumer = Consumer(
+        {"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"read-{uuid.uuid4().hex[:6]}", "log_level": 0}
+    )
     consumer.assign([TopicPartition(topic, 0, 0)])
     total = 0
     while (msg := consumer.poll(3)) is not None:

@@ -1,4 +1,5 @@
 """The whole path with real components: Kafka -> Flink SQL job -> loader -> ClickHouse -> dbt model."""
+
 from __future__ import annotations
 
 import json
@@ -7,29 +8,43 @@ import uuid
 
 from confluent_kafka import Producer
 
-from conftest import sanlens, wait_until
 from sanlensctl import config
+from tests.support import sanlens, wait_until
 
 
 def test_a_record_travels_from_kafka_through_flink_and_clickhouse_into_a_dbt_model(stack, ch):
     host = f"path-{uuid.uuid4().hex[:8]}"
-    record = {"name": "win_disk", "timestamp": int(time.time() * 1000),
-              "tags": {"host": host, "source": host, "objectname": "LogicalDisk", "instance": "E:"},
-              "fields": {"Avg._Disk_sec/Read": 0.012, "Disk_Reads_persec": 250}}
+    record = {
+        "name": "win_disk",
+        "timestamp": int(time.time() * 1000),
+        "tags": {"host": host, "source": host, "objectname": "LogicalDisk", "instance": "E:"},
+        "fields": {"Avg._Disk_sec/Read": 0.012, "Disk_Reads_persec": 250},
+    }
     producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
     producer.produce("telemetry.metrics", json.dumps(record).encode(), key=host.encode())
     assert producer.flush(30) == 0
 
-    rows = wait_until(lambda: ch.query(
-        "SELECT metric, value, disk FROM sanlens.metrics WHERE host = {h:String} ORDER BY metric",
-        parameters={"h": host}).result_rows if ch.command(
-        f"SELECT count() FROM sanlens.metrics WHERE host = '{host}'") == 2 else None, 90, "the record in ClickHouse")
+    rows = wait_until(
+        lambda: (
+            ch.query(
+                "SELECT metric, value, disk FROM sanlens.metrics WHERE host = {h:String} ORDER BY metric",
+                parameters={"h": host},
+            ).result_rows
+            if ch.command(f"SELECT count() FROM sanlens.metrics WHERE host = '{host}'") == 2
+            else None
+        ),
+        90,
+        "the record in ClickHouse",
+    )
     assert rows == [("disk.read_latency", 12000.0, "E:"), ("disk.reads", 250.0, "E:")]
 
     out = sanlens("dbt", "build")
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
-    summary = ch.query("SELECT metric, samples, last_value FROM sanlens_marts.metric_series_summary "
-                       "WHERE host = {h:String} ORDER BY metric", parameters={"h": host}).result_rows
+    summary = ch.query(
+        "SELECT metric, samples, last_value FROM sanlens_marts.metric_series_summary "
+        "WHERE host = {h:String} ORDER BY metric",
+        parameters={"h": host},
+    ).result_rows
     assert summary == [("disk.read_latency", 1, 12000.0), ("disk.reads", 1, 250.0)]
 
 
@@ -49,7 +64,9 @@ def test_status_json_reports_every_component_healthy_with_a_real_probe(stack):
 def test_migrations_are_recorded_and_idempotent(stack, ch):
     out = sanlens("migrate")
     assert out.returncode == 0 and "up to date" in out.stdout, out.stdout + out.stderr
-    versions = [r[0] for r in ch.query("SELECT version FROM sanlens.schema_migrations FINAL ORDER BY version").result_rows]
+    versions = [
+        r[0] for r in ch.query("SELECT version FROM sanlens.schema_migrations FINAL ORDER BY version").result_rows
+    ]
     assert versions == sorted(versions) and versions[0] == 1
 
 

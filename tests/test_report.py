@@ -1,5 +1,6 @@
 """./sanlens report on real pipeline data: the HTML opens in headless Chromium (Debian's chromium) and
 its charts render, and every chart has a PNG that is not blank."""
+
 from __future__ import annotations
 
 import re
@@ -8,13 +9,26 @@ import subprocess
 
 from PIL import Image, ImageStat
 
-from conftest import sanlens
+from tests.support import sanlens
 
-TITLES = ["Install base: write service times by firmware cohort", "Install base: read service times by firmware cohort",
-          "Upgrade effect: change in the share of I/Os", "volumes by p99 write service time"]
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--hide-scrollbars", "--virtual-time-budget=15000"]
+TITLES = [
+    "Install base: write service times by firmware cohort",
+    "Install base: read service times by firmware cohort",
+    "Upgrade effect: change in the share of I/Os",
+    "volumes by p99 write service time",
+]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--virtual-time-budget=15000",
+]
 
 
 def not_blank(path) -> bool:
@@ -26,8 +40,12 @@ def not_blank(path) -> bool:
 def chromium(tmp_path, *args: str) -> subprocess.CompletedProcess:
     exe = shutil.which("chromium")
     assert exe, "Debian's chromium is not installed: ./sanlens test installs it"
-    return subprocess.run([exe, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [exe, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_report_renders_in_headless_chromium(rollout, tmp_path):
@@ -41,7 +59,7 @@ def test_report_renders_in_headless_chromium(rollout, tmp_path):
 
     dom = chromium(tmp_path, "--dump-dom", (out / "index.html").as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
-    assert dom.stdout.count('class="main-svg"') >= 2 * 4               # plotly drew every chart
+    assert dom.stdout.count('class="main-svg"') >= 2 * 4  # plotly drew every chart
     for title in TITLES:
         assert title in dom.stdout, f"chart {title!r} did not render"
 

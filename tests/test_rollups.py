@@ -1,31 +1,50 @@
 """The service-time rollups (ingest/loader/rollups.py) on the real ClickHouse: 10 s -> 1 min -> 1 h ->
 1 day, and 1 h per array, keep every I/O exactly once, even when a window is delivered twice or a refresh runs twice;
 each sample counts for the firmware its array ran at the sample's time; late data is picked up."""
+
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from ingest.loader import rollups
 
-T0 = datetime(2026, 11, 20, 10, 59, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 20, 10, 59, 0, tzinfo=UTC)
 LEVELS = [f"sanlens.{level.table}" for level in rollups.LEVELS]
-COLUMNS = ["window_start", "window_s", "sample_ts", "source", "site", "array", "volume", "host", "disk", "host_port",
-           "direction", "bucket", "ios", "kafka_partition", "kafka_offset"]
+COLUMNS = [
+    "window_start",
+    "window_s",
+    "sample_ts",
+    "source",
+    "site",
+    "array",
+    "volume",
+    "host",
+    "disk",
+    "host_port",
+    "direction",
+    "bucket",
+    "ios",
+    "kafka_partition",
+    "kafka_offset",
+]
 
 
 def window_rows(array: str, seconds: int, ios: int, offset: int) -> list[list]:
     ts = T0 + timedelta(seconds=seconds)
     start = ts - timedelta(seconds=ts.second % 10)
-    return [[start, 10, ts, "array", "s1", array, f"{array}-v1", "", "", "", "write", b, ios, 0, offset + b]
-            for b in (4, 5)]
+    return [
+        [start, 10, ts, "array", "s1", array, f"{array}-v1", "", "", "", "write", b, ios, 0, offset + b] for b in (4, 5)
+    ]
 
 
 def totals(ch, array: str) -> dict:
     out = {}
     for table in LEVELS:
-        rows = ch.query(f"SELECT firmware, sum(ios) FROM {table} FINAL WHERE array = {{a:String}} GROUP BY firmware",
-                        parameters={"a": array}).result_rows
+        rows = ch.query(
+            f"SELECT firmware, sum(ios) FROM {table} FINAL WHERE array = {{a:String}} GROUP BY firmware",
+            parameters={"a": array},
+        ).result_rows
         out[table] = dict(rows)
     return out
 
@@ -33,9 +52,14 @@ def totals(ch, array: str) -> dict:
 def test_rollups_count_every_io_once_with_the_firmware_of_its_time(ch):
     array = f"roll-{uuid.uuid4().hex[:6]}"
     since = ch.command("SELECT now64(3)")
-    ch.insert("sanlens.topology", [[T0 - timedelta(days=1), "array", "c1", "s1", array, "M1", "ssd", "3.1.3"],
-                                   [T0 + timedelta(seconds=45), "array", "c1", "s1", array, "M1", "ssd", "3.2.1"]],
-              column_names=["valid_from", "kind", "customer", "site", "array", "model", "media", "firmware"])
+    ch.insert(
+        "sanlens.topology",
+        [
+            [T0 - timedelta(days=1), "array", "c1", "s1", array, "M1", "ssd", "3.1.3"],
+            [T0 + timedelta(seconds=45), "array", "c1", "s1", array, "M1", "ssd", "3.2.1"],
+        ],
+        column_names=["valid_from", "kind", "customer", "site", "array", "model", "media", "firmware"],
+    )
     # samples at 10:59:10 and 10:59:40 (3.1.3), 10:59:50 and 11:00:20 (3.2.1): two minutes, two hours
     rows = [r for i, s in enumerate((10, 40, 50, 80)) for r in window_rows(array, s, 100 * (i + 1), 10 * i)]
     ch.insert("sanlens.service_time_hist_10s", rows, column_names=COLUMNS)
@@ -44,8 +68,8 @@ def test_rollups_count_every_io_once_with_the_firmware_of_its_time(ch):
     assert totals(ch, array) == {t: expected for t in LEVELS}
 
     again = ch.command("SELECT now64(3)")
-    ch.insert("sanlens.service_time_hist_10s", rows[:4], column_names=COLUMNS)    # a window delivered twice
-    assert rollups.refresh(ch, again) and rollups.refresh(ch, again)              # and a refresh run twice
+    ch.insert("sanlens.service_time_hist_10s", rows[:4], column_names=COLUMNS)  # a window delivered twice
+    assert rollups.refresh(ch, again) and rollups.refresh(ch, again)  # and a refresh run twice
     assert totals(ch, array) == {t: expected for t in LEVELS}
 
     late = ch.command("SELECT now64(3)")
@@ -53,6 +77,9 @@ def test_rollups_count_every_io_once_with_the_firmware_of_its_time(ch):
     assert rollups.refresh(ch, late)
     expected["3.1.3"] += 14
     assert totals(ch, array) == {t: expected for t in LEVELS}
-    minutes = ch.query("SELECT period_start, sum(ios) FROM sanlens.service_time_hist_1m FINAL WHERE array = {a:String} "
-                       "GROUP BY period_start ORDER BY period_start", parameters={"a": array}).result_rows
+    minutes = ch.query(
+        "SELECT period_start, sum(ios) FROM sanlens.service_time_hist_1m FINAL WHERE array = {a:String} "
+        "GROUP BY period_start ORDER BY period_start",
+        parameters={"a": array},
+    ).result_rows
     assert [n for _, n in minutes] == [2 * (100 + 200 + 300 + 7), 2 * 400]

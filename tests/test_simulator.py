@@ -1,5 +1,6 @@
 """The fleet simulator: calibration on docs/domain.md, scenario checks, counters, and the shapes it serves
 compared with what the real Telegraf makes of them."""
+
 from __future__ import annotations
 
 import json
@@ -9,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
-from ingest.simulator import __main__ as simulator, formats, latency, scenario
+from ingest import buckets
+from ingest.simulator import __main__ as simulator
+from ingest.simulator import formats, latency, scenario
 from ingest.simulator.endpoints import Endpoints
 from ingest.simulator.fleet import Fleet
 from ingest.simulator.truth import Truth
+from tests.support import ROOT
 
 DEMO = ROOT / "ingest" / "scenarios" / "demo.yaml"
 
@@ -23,18 +26,18 @@ def share_in_bucket(mix: latency.Mixture, n: int) -> float:
 
 
 def test_bucket_bounds_are_3par_powers_of_two():
-    assert latency.BUCKET_UPPER_MS[0] == 2 ** -7 and latency.BUCKET_UPPER_MS[4] == 0.125
-    assert latency.BUCKET_UPPER_MS[10] == 8 and latency.BUCKET_UPPER_MS[31] == float("inf")
+    assert buckets.UPPER_MS[0] == 2**-7 and buckets.UPPER_MS[4] == 0.125
+    assert buckets.UPPER_MS[10] == 8 and buckets.UPPER_MS[31] == float("inf")
 
 
 def test_express_writes_calibration_matches_the_reference_figures():
     before, after = latency.SSD_WRITE["3.1.3"], latency.SSD_WRITE["3.2.1"]
-    assert 0.08 <= share_in_bucket(before, 4) <= 0.12      # "about 10% of writes in the 0.125 ms bucket"
-    assert 0.37 <= share_in_bucket(after, 4) <= 0.43       # "nearly 40% after"
+    assert 0.08 <= share_in_bucket(before, 4) <= 0.12  # "about 10% of writes in the 0.125 ms bucket"
+    assert 0.37 <= share_in_bucket(after, 4) <= 0.43  # "nearly 40% after"
     assert before.mean_ms() == pytest.approx(0.5, rel=0.02) and after.mean_ms() == pytest.approx(0.25, rel=0.02)
-    assert after.cdf(1.0) > before.cdf(1.0) > 0.85         # bursts stay under 1 ms more often
+    assert after.cdf(1.0) > before.cdf(1.0) > 0.85  # bursts stay under 1 ms more often
     read = [latency.service_time("ssd", fw, "read", 0, 0.1).mean_ms() for fw in ("3.1.3", "3.2.1")]
-    assert read[0] == read[1]                               # reads unchanged
+    assert read[0] == read[1]  # reads unchanged
 
 
 def test_tier1_baseline_is_about_35_ms_and_tier0_share_brings_it_down():
@@ -76,11 +79,11 @@ def play(s, intervals: int, tmp_path: Path) -> tuple[Fleet, Truth]:
 
 def test_events_change_the_fleet_when_planted(tmp_path):
     s = scenario.load(DEMO)
-    fleet, truth = play(s, 35, tmp_path)          # 350 s: first wave at 300 s, second at 500 s
+    fleet, truth = play(s, 35, tmp_path)  # 350 s: first wave at 300 s, second at 500 s
     assert fleet.firmware["acme-af1"] == "3.2.1" and fleet.firmware["acme-af2"] == "3.1.3"
     fleet.step()
     before_restart = fleet.sql["acme-sql1"][("tpce", "reads")]
-    for _ in range(26):                            # through the instance restart at 600 s
+    for _ in range(26):  # through the instance restart at 600 s
         fleet.step()
     assert 0 < fleet.sql["acme-sql1"][("tpce", "reads")] < before_restart
     truth.close(fleet.start_s)
@@ -91,7 +94,7 @@ def test_events_change_the_fleet_when_planted(tmp_path):
 
 def test_slow_drain_adds_fabric_latency_only_on_paths_through_the_port(tmp_path):
     s = scenario.load(DEMO)
-    fleet, _ = play(s, 55, tmp_path)               # 550 s: slow drain since 500 s
+    fleet, _ = play(s, 55, tmp_path)  # 550 s: slow drain since 500 s
     assert fleet.hosts["acme-sql1"].fabric_us > 1000 and fleet.hosts["acme-sql2"].fabric_us > 1000
     assert fleet.hosts["acme-sql4"].fabric_us < 100
 
@@ -115,10 +118,17 @@ def test_backfill_records_have_the_shape_telegraf_gives_the_served_documents(tmp
     endpoints = Endpoints(fleet, truth, threading.Lock(), 0).start()
     try:
         config = tmp_path / "pollers.conf"
-        config.write_text('[agent]\n  omit_hostname = true\n' + simulator.telegraf_pollers(s, endpoints.base_url, 10)
-                          + '\n[[outputs.file]]\n  files = ["stdout"]\n  data_format = "json"\n')
-        out = subprocess.run([str(ROOT / ".sanlens" / "bin" / "telegraf"), "--config", str(config), "--once",
-                              "--quiet"], capture_output=True, text=True, timeout=60)
+        config.write_text(
+            "[agent]\n  omit_hostname = true\n"
+            + simulator.telegraf_pollers(s, endpoints.base_url, 10)
+            + '\n[[outputs.file]]\n  files = ["stdout"]\n  data_format = "json"\n'
+        )
+        out = subprocess.run(
+            [str(ROOT / ".sanlens" / "bin" / "telegraf"), "--config", str(config), "--once", "--quiet"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     finally:
         endpoints.stop()
     assert out.returncode == 0, out.stderr
@@ -127,6 +137,7 @@ def test_backfill_records_have_the_shape_telegraf_gives_the_served_documents(tmp
     def shape(name, tags, fields):
         return name, tuple(sorted(k for k in tags if k != "url")), tuple(sorted(fields))
 
-    assert sorted(shape(m["name"], m["tags"], m["fields"]) for m in polled) == \
-        sorted(shape(*m) for m in formats.polled_metrics(fleet))
+    assert sorted(shape(m["name"], m["tags"], m["fields"]) for m in polled) == sorted(
+        shape(*m) for m in formats.polled_metrics(fleet)
+    )
     assert {m["timestamp"] for m in polled} == {int(fleet.t)}  # the sample time, not the poll time

@@ -1,17 +1,12 @@
 """Pure logic, isolated: request-body framing of the embedded server, migration file splitting."""
-from __future__ import annotations
 
-import importlib.util
+from __future__ import annotations
 
 import lz4.frame
 import zstandard
 
-from conftest import ROOT
+from clickhouse.embedded import server
 from sanlensctl import migrate
-
-spec = importlib.util.spec_from_file_location("embedded_server", ROOT / "clickhouse" / "embedded" / "server.py")
-server = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(server)
 
 
 def test_every_lz4_and_zstd_frame_of_a_streamed_body_is_read():
@@ -36,7 +31,10 @@ def test_session_settings_parse_with_quoted_commas():
 
 def test_migration_files_split_into_statements_keeping_semicolons_inside_strings():
     sql = "-- header\nCREATE TABLE a (s String DEFAULT 'x;y');\n\nCREATE VIEW v AS SELECT 1;\n-- trailing\n"
-    assert migrate.statements(sql) == ["-- header\nCREATE TABLE a (s String DEFAULT 'x;y')", "CREATE VIEW v AS SELECT 1"]
+    assert migrate.statements(sql) == [
+        "-- header\nCREATE TABLE a (s String DEFAULT 'x;y')",
+        "CREATE VIEW v AS SELECT 1",
+    ]
 
 
 def test_migrations_are_numbered_uniquely():

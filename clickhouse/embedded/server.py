@@ -7,6 +7,7 @@ a URL, so pointing that URL at a real server changes nothing else.
 
     python clickhouse/embedded/server.py --path DIR [--host 127.0.0.1] [--port 8123] [--user U --password P]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,21 +32,65 @@ from chdb import session as chdb_session
 
 # URL parameters that are part of the HTTP protocol rather than ClickHouse settings.
 TRANSPORT_PARAMS = {
-    "query", "database", "session_id", "session_timeout", "session_check", "default_format", "user",
-    "password", "query_id", "compress", "decompress", "quota_key", "buffer_size", "wait_end_of_query",
-    "send_progress_in_http_headers", "http_headers_progress_interval_ms", "enable_http_compression",
-    "http_zlib_compression_level", "client_protocol_version", "role",
+    "query",
+    "database",
+    "session_id",
+    "session_timeout",
+    "session_check",
+    "default_format",
+    "user",
+    "password",
+    "query_id",
+    "compress",
+    "decompress",
+    "quota_key",
+    "buffer_size",
+    "wait_end_of_query",
+    "send_progress_in_http_headers",
+    "http_headers_progress_interval_ms",
+    "enable_http_compression",
+    "http_zlib_compression_level",
+    "client_protocol_version",
+    "role",
 }
 # Formats that carry their own column names and types, so they are read without a structure.
-SELF_DESCRIBING = {"native", "parquet", "arrow", "arrowstream", "orc", "avro", "rowbinarywithnamesandtypes",
-                   "csvwithnamesandtypes", "tabseparatedwithnamesandtypes", "jsoncompacteachrowwithnamesandtypes"}
+SELF_DESCRIBING = {
+    "native",
+    "parquet",
+    "arrow",
+    "arrowstream",
+    "orc",
+    "avro",
+    "rowbinarywithnamesandtypes",
+    "csvwithnamesandtypes",
+    "tabseparatedwithnamesandtypes",
+    "jsoncompacteachrowwithnamesandtypes",
+}
 INSERT_RE = re.compile(
     r"^\s*INSERT\s+INTO\s+(?:TABLE\s+)?(?P<table>[\w.`\"]+)\s*(?:\((?P<cols>[^)]*)\))?\s*"
-    r"(?:SETTINGS\s+(?P<settings>[^()]+?)\s+)?FORMAT\s+(?P<fmt>\w+)(?:[ \t]*;?[ \t]*\r?\n|[ \t]*;?[ \t]*$)", re.I)
+    r"(?:SETTINGS\s+(?P<settings>[^()]+?)\s+)?FORMAT\s+(?P<fmt>\w+)(?:[ \t]*;?[ \t]*\r?\n|[ \t]*;?[ \t]*$)",
+    re.I,
+)
 SET_RE = re.compile(r"^\s*SET\s+(?P<assignments>.+?)\s*;?\s*$", re.I | re.S)
 ERROR_RE = re.compile(r"Code: (\d+)\.")
-HTTP_STATUS = {62: 400, 46: 400, 47: 400, 36: 400, 27: 400, 6: 400, 26: 400, 53: 400, 43: 400, 115: 400,
-               60: 404, 81: 404, 516: 401, 497: 403, 159: 504, 394: 500}
+HTTP_STATUS = {
+    62: 400,
+    46: 400,
+    47: 400,
+    36: 400,
+    27: 400,
+    6: 400,
+    26: 400,
+    53: 400,
+    43: 400,
+    115: 400,
+    60: 404,
+    81: 404,
+    516: 401,
+    497: 403,
+    159: 504,
+    394: 500,
+}
 
 
 class ClickHouseError(Exception):
@@ -73,7 +118,9 @@ def decompress(body: bytes, encoding: str) -> bytes:
         return gzip.decompress(body)
     if encoding == "deflate":
         return zlib.decompress(body)
-    raise ClickHouseError(36, f"Code: 36. DB::Exception: Unknown Content-Encoding of HTTP request: {encoding}. (BAD_ARGUMENTS)")
+    raise ClickHouseError(
+        36, f"Code: 36. DB::Exception: Unknown Content-Encoding of HTTP request: {encoding}. (BAD_ARGUMENTS)"
+    )
 
 
 def split_query(url_query: str | None, body: bytes) -> tuple[str, bytes | None]:
@@ -83,7 +130,7 @@ def split_query(url_query: str | None, body: bytes) -> tuple[str, bytes | None]:
         return url_query, (body or None)
     m = INSERT_RE.match(body[:65536].decode("latin-1"))
     if m:
-        return body[:m.end()].decode().strip(), body[m.end():]
+        return body[: m.end()].decode().strip(), body[m.end() :]
     return body.decode(), None
 
 
@@ -125,13 +172,23 @@ class Engine:
         except Exception as exc:  # chdb raises ChdbError with ClickHouse's own text
             text = str(exc).strip()
             m = ERROR_RE.search(text)
-            raise ClickHouseError(int(m.group(1)) if m else 1001, text if m else f"Code: 1001. DB::Exception: {text}. (STD_EXCEPTION)")
+            raise ClickHouseError(
+                int(m.group(1)) if m else 1001, text if m else f"Code: 1001. DB::Exception: {text}. (STD_EXCEPTION)"
+            ) from exc
         finally:
             for key in applied:
                 self.session.query(f"SET {key} = DEFAULT")
 
-    def execute(self, sql: str, fmt: str, settings: dict[str, str], params: dict, session_id: str | None,
-                database: str | None, data: bytes | None):
+    def execute(
+        self,
+        sql: str,
+        fmt: str,
+        settings: dict[str, str],
+        params: dict,
+        session_id: str | None,
+        database: str | None,
+        data: bytes | None,
+    ):
         with self.lock:
             effective = dict(self.sessions.get(session_id, {})) if session_id else {}
             effective.update(settings)
@@ -178,7 +235,7 @@ class Engine:
         described = self._run(f"DESCRIBE TABLE {table}", "JSONCompact", settings, None).bytes()
         rows = json.loads(described)["data"]
         types = {r[0]: r[1] for r in rows if r[2] not in ("MATERIALIZED", "ALIAS", "EPHEMERAL")}
-        names = [c.strip().strip("`\"") for c in cols.split(",")] if cols else list(types)
+        names = [c.strip().strip('`"') for c in cols.split(",")] if cols else list(types)
         return ", ".join(f"`{n}` {types[n]}" for n in names)
 
 
@@ -225,23 +282,30 @@ class Handler(BaseHTTPRequestHandler):
         if auth.startswith("Basic "):
             user, _, password = base64.b64decode(auth[6:]).decode().partition(":")
         if user != self.credentials[0] or not hmac.compare_digest(password or "", self.credentials[1]):
-            raise ClickHouseError(516, f"Code: 516. DB::Exception: {user or 'default'}: Authentication failed: "
-                                       "password is incorrect, or there is no user with such name. (AUTHENTICATION_FAILED)")
+            raise ClickHouseError(
+                516,
+                f"Code: 516. DB::Exception: {user or 'default'}: Authentication failed: "
+                "password is incorrect, or there is no user with such name. (AUTHENTICATION_FAILED)",
+            )
 
     def _handle(self, raw: bytes) -> None:
         params = dict(parse_qsl(urlsplit(self.path).query, keep_blank_values=True))
         query_id = params.get("query_id") or str(uuid.uuid4())
         fmt = params.get("default_format") or self.headers.get("X-ClickHouse-Format") or "TabSeparated"
-        headers = {"X-ClickHouse-Query-Id": query_id, "X-ClickHouse-Timezone": "UTC",
-                   "X-ClickHouse-Server-Display-Name": "sanlens-embedded"}
+        headers = {
+            "X-ClickHouse-Query-Id": query_id,
+            "X-ClickHouse-Timezone": "UTC",
+            "X-ClickHouse-Server-Display-Name": "sanlens-embedded",
+        }
         try:
             self._authenticate(params)
             body = decompress(raw, self.headers.get("Content-Encoding", ""))
             sql, data = split_query(params.get("query"), body)
             if not sql.strip():
                 raise ClickHouseError(62, "Code: 62. DB::Exception: Empty query. (SYNTAX_ERROR)")
-            settings = {k: sql_literal(v) for k, v in params.items()
-                        if k not in TRANSPORT_PARAMS and not k.startswith("param_")}
+            settings = {
+                k: sql_literal(v) for k, v in params.items() if k not in TRANSPORT_PARAMS and not k.startswith("param_")
+            }
             query_params = {k[6:]: v for k, v in params.items() if k.startswith("param_")}
             database = params.get("database") or self.headers.get("X-ClickHouse-Database")
             result = self.engine.execute(sql, fmt, settings, query_params, params.get("session_id"), database, data)
@@ -250,13 +314,22 @@ class Handler(BaseHTTPRequestHandler):
             headers.update({"X-ClickHouse-Exception-Code": str(err.code), "Content-Type": "text/plain; charset=UTF-8"})
             return self._reply(HTTP_STATUS.get(err.code, 500), text, headers)
         out = result.bytes() if result is not None else b""
-        summary = {"read_rows": str(result.rows_read() if result else 0),
-                   "read_bytes": str(result.bytes_read() if result else 0),
-                   "written_rows": str(result.rows_written() if result else 0),
-                   "written_bytes": str(result.bytes_written() if result else 0),
-                   "total_rows_to_read": "0", "result_rows": "0", "result_bytes": str(len(out))}
-        headers.update({"X-ClickHouse-Format": fmt, "X-ClickHouse-Summary": json.dumps(summary),
-                        "Content-Type": "text/plain; charset=UTF-8"})
+        summary = {
+            "read_rows": str(result.rows_read() if result else 0),
+            "read_bytes": str(result.bytes_read() if result else 0),
+            "written_rows": str(result.rows_written() if result else 0),
+            "written_bytes": str(result.bytes_written() if result else 0),
+            "total_rows_to_read": "0",
+            "result_rows": "0",
+            "result_bytes": str(len(out)),
+        }
+        headers.update(
+            {
+                "X-ClickHouse-Format": fmt,
+                "X-ClickHouse-Summary": json.dumps(summary),
+                "Content-Type": "text/plain; charset=UTF-8",
+            }
+        )
         self._reply(200, out, headers)
 
     def _reply(self, status: int, body: bytes, headers: dict) -> None:
@@ -284,7 +357,9 @@ def main(argv=None) -> int:
     ThreadingHTTPServer.daemon_threads = True
     server = ThreadingHTTPServer((args.host, args.port), Handler)
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
-    print(f"embedded ClickHouse {Handler.engine.version} on http://{args.host}:{args.port} (data {args.path})", flush=True)
+    print(
+        f"embedded ClickHouse {Handler.engine.version} on http://{args.host}:{args.port} (data {args.path})", flush=True
+    )
     server.serve_forever()
     server.server_close()
     Handler.engine.session.close()

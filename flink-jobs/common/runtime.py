@@ -4,6 +4,7 @@ Local mode runs each job on a mini-cluster inside its Python process; the same j
 to a JobManager with `flink run --python` in the docker-compose shape. Endpoints come from the
 environment: SANLENS_KAFKA (bootstrap servers), SANLENS_LIB (connector jars), SANLENS_RUN (state).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,7 +27,9 @@ def arguments(description: str, extra: list[tuple[tuple, dict]] = ()) -> argpars
     ap.add_argument("--rest-port", type=int, default=int(os.environ.get("SANLENS_FLINK_REST_PORT", 8081)))
     ap.add_argument("--parallelism", type=int, default=2)
     ap.add_argument("--group", help="Kafka consumer group (default: the job's name)")
-    ap.add_argument("--bounded", action="store_true", help="stop at the latest offsets seen at start (tests, backfills)")
+    ap.add_argument(
+        "--bounded", action="store_true", help="stop at the latest offsets seen at start (tests, backfills)"
+    )
     ap.add_argument("--from-earliest", action="store_true", help="read from the earliest offsets, not the group's")
     return ap.parse_args()
 
@@ -54,15 +57,20 @@ def table_env(job: str, args: argparse.Namespace) -> TableEnvironment:
         "table.local-time-zone": "UTC",
     }.items():
         conf.set_string(key, value)
-    return TableEnvironment.create(EnvironmentSettings.new_instance().in_streaming_mode().with_configuration(conf).build())
+    return TableEnvironment.create(
+        EnvironmentSettings.new_instance().in_streaming_mode().with_configuration(conf).build()
+    )
 
 
 def kafka_options(args: argparse.Namespace, job: str, topic: str) -> str:
     """WITH options of a Kafka source table, shared by every job."""
     startup = "earliest-offset" if args.from_earliest else "group-offsets"
     opts = {
-        "connector": "kafka", "topic": topic, "properties.bootstrap.servers": args.kafka,
-        "properties.group.id": args.group or f"sanlens-{job}", "scan.startup.mode": startup,
+        "connector": "kafka",
+        "topic": topic,
+        "properties.bootstrap.servers": args.kafka,
+        "properties.group.id": args.group or f"sanlens-{job}",
+        "scan.startup.mode": startup,
         "properties.auto.offset.reset": "earliest",
     }
     if args.bounded:

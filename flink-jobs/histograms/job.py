@@ -1,26 +1,32 @@
 """histograms: array service-time bucket deltas and host disk interval averages (telemetry.samples) ->
 service-time histograms per window on the 3PAR bounds (telemetry.histograms)."""
-import sys
-from pathlib import Path
 
-JOBS_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(JOBS_DIR))
-
-from common import runtime  # noqa: E402
-from histograms import tables  # noqa: E402
+from flink_jobs.common import runtime
+from flink_jobs.histograms import tables
+from ingest import topics
 
 JOB = "histograms"
 
 
 def main() -> None:
-    args = runtime.arguments(__doc__, [
-        (("--input",), {"default": "telemetry.samples", "help": "topic of normalised samples"}),
-        (("--output-prefix",), {"default": "telemetry", "help": "writes PREFIX.histograms"}),
-        (("--window",), {"type": int, "default": 10, "help": "window length in seconds (default 10)"}),
-        (("--host-interval",), {"type": int, "default": 10,
-                                "help": "the host agents' collection interval in seconds: I/Os = rate x interval"})])
+    args = runtime.arguments(
+        __doc__,
+        [
+            (("--input",), {"default": topics.SAMPLES, "help": "topic of normalized samples"}),
+            (("--output-prefix",), {"help": "write PREFIX.histograms instead of the contract's topic (tests)"}),
+            (("--window",), {"type": int, "default": 10, "help": "window length in seconds (default 10)"}),
+            (
+                ("--host-interval",),
+                {
+                    "type": int,
+                    "default": 10,
+                    "help": "the host agents' collection interval in seconds: I/Os = rate x interval",
+                },
+            ),
+        ],
+    )
     env = runtime.table_env(JOB, args)
-    env.get_config().set("table.exec.state.ttl", "10 min")   # the host join's state: latency meets its rate
+    env.get_config().set("table.exec.state.ttl", "10 min")  # the host join's state: latency meets its rate
     env.execute_sql(tables.samples(runtime.kafka_options(args, JOB, args.input)))
     for ddl in tables.sinks(args.kafka, args.output_prefix):
         env.execute_sql(ddl)

@@ -1,7 +1,10 @@
 """Record types and SQL of the histograms job: array service-time bucket deltas and host disk
 interval averages (telemetry.samples) in, service-time histograms per window on the 3PAR bounds out
 (telemetry.histograms)."""
+
 from __future__ import annotations
+
+from ingest import buckets, topics
 
 HIST_METRICS = {"volume.read_service_time_hist": "read", "volume.write_service_time_hist": "write"}
 # Host disks report only interval averages (Perfmon's Avg. Disk sec/Read) next to the I/O rate.
@@ -18,16 +21,19 @@ def samples(kafka_options: str) -> str:
     ) WITH ({kafka_options}, 'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601')"""
 
 
-def sinks(bootstrap: str, prefix: str = "telemetry") -> list[str]:
-    return [f"""
+def sinks(bootstrap: str, prefix: str | None = None) -> list[str]:
+    return [
+        f"""
     CREATE TABLE histograms (
         window_start TIMESTAMP_LTZ(3), window_s INT, sample_ts TIMESTAMP_LTZ(3), source STRING, site STRING,
         `array` STRING, volume STRING, host STRING, disk STRING, host_port STRING, direction STRING, bucket INT,
         ios BIGINT
-    ) WITH ('connector' = 'kafka', 'topic' = '{prefix}.histograms', 'properties.bootstrap.servers' = '{bootstrap}',
+    ) WITH ('connector' = 'kafka', 'topic' = '{topics.with_prefix(topics.HISTOGRAMS, prefix)}',
+            'properties.bootstrap.servers' = '{bootstrap}',
             'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601',
             'sink.delivery-guarantee' = 'at-least-once', 'properties.compression.type' = 'lz4',
-            'properties.linger.ms' = '20')"""]
+            'properties.linger.ms' = '20')"""
+    ]
 
 
 _CASE = " ".join(f"WHEN '{m}' THEN '{d}'" for m, d in HIST_METRICS.items())
@@ -40,8 +46,10 @@ def _window_start(ts: str, window_s: int) -> str:
 
 def bucket_of(ms: str) -> str:
     """The 3PAR bucket of a latency in ms: n holds (2^(n-8), 2^(n-7)] ms, 0 from 0, 31 open-ended."""
-    return (f"CASE WHEN {ms} <= 0.0078125 THEN 0 WHEN {ms} > 8388608 THEN 31 "
-            f"ELSE CAST(CEIL(LOG2({ms})) AS INT) + 7 END")
+    return (
+        f"CASE WHEN {ms} <= {buckets.upper_ms(0)} THEN 0 WHEN {ms} > {buckets.lower_ms(31):.0f} THEN 31 "
+        f"ELSE CAST(CEIL(LOG2({ms})) AS INT) + 7 END"
+    )
 
 
 def insert_host_histograms(window_s: int, host_interval_s: int) -> str:

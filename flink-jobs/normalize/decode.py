@@ -7,6 +7,7 @@ A record is either refused as a whole (outcome DEAD, with a reason and a detail 
 topic) or DECODED into one sample per catalogued field, plus the names of the fields the catalog
 does not know (counted as dropped samples).
 """
+
 from __future__ import annotations
 
 import json
@@ -17,18 +18,29 @@ from pathlib import Path
 import yaml
 
 CATALOG_FILE = Path(__file__).resolve().parent / "catalog.yaml"
-ENTITY_KEYS = ["site", "host", "disk", "sql_instance", "database", "file", "array", "volume", "host_port",
-               "switch", "port"]
+ENTITY_KEYS = [
+    "site",
+    "host",
+    "disk",
+    "sql_instance",
+    "database",
+    "file",
+    "array",
+    "volume",
+    "host_port",
+    "switch",
+    "port",
+]
 DECODED, DEAD = "decoded", "dead"
 
 
 @dataclass(frozen=True)
 class Sample:
     metric: str
-    kind: str          # gauge | counter | ratio | histogram
+    kind: str  # gauge | counter | ratio | histogram
     unit: str
-    bucket: int        # 0..31 for histograms, else -1
-    num: float         # the value, scaled
+    bucket: int  # 0..31 for histograms, else -1
+    num: float  # the value, scaled
     den: float | None  # ratio: the count it is divided by
 
 
@@ -46,14 +58,14 @@ class Decoded:
 
 @dataclass(frozen=True)
 class Field:
-    source: str        # the field's name in the record
+    source: str  # the field's name in the record
     metric: str
-    kind: str          # gauge | counter | ratio | histogram
+    kind: str  # gauge | counter | ratio | histogram
     unit: str
     scale: float
     lo: float
     hi: float
-    per: str | None    # ratio: the field it is divided by
+    per: str | None  # ratio: the field it is divided by
     bucket: int
 
 
@@ -72,11 +84,22 @@ def load_catalog(path: Path = CATALOG_FILE) -> dict:
             for n in range(spec.get("buckets", 1)) if "{n}" in key else [-1]:
                 source = f.get("field", key.replace("{n}", str(n)))
                 fields[key.replace("{n}", str(n))] = Field(
-                    source, f["metric"], f["kind"], f["unit"], float(f.get("scale", 1)), float(f.get("min", 0)),
-                    float(f.get("max", math.inf)), f.get("per"), n)
+                    source,
+                    f["metric"],
+                    f["kind"],
+                    f["unit"],
+                    float(f.get("scale", 1)),
+                    float(f.get("min", 0)),
+                    float(f.get("max", math.inf)),
+                    f.get("per"),
+                    n,
+                )
         measurements[name] = {"entity": spec["entity"], "by_tag": spec.get("by_tag"), "fields": fields}
-    return {"measurements": measurements, "future_ms": raw["limits"]["future_s"] * 1000,
-            "past_ms": raw["limits"]["past_s"] * 1000}
+    return {
+        "measurements": measurements,
+        "future_ms": raw["limits"]["future_s"] * 1000,
+        "past_ms": raw["limits"]["past_s"] * 1000,
+    }
 
 
 def _number(name: str, value) -> float:
@@ -147,5 +170,11 @@ def _samples(name: str, ts: int, fields: dict, tags: dict, measurement: dict) ->
             den = _number(spec.per, fields[spec.per])
         samples.append(Sample(spec.metric, spec.kind, spec.unit, spec.bucket, value * spec.scale, den))
         used.add(spec.source)
-    return Decoded(DECODED, series=series, ts_ms=ts, entity=entity, samples=samples,
-                   unknown_fields=[f"{name}.{f}" for f in fields if f not in used])
+    return Decoded(
+        DECODED,
+        series=series,
+        ts_ms=ts,
+        entity=entity,
+        samples=samples,
+        unknown_fields=[f"{name}.{f}" for f in fields if f not in used],
+    )

@@ -1,11 +1,13 @@
 """Record types and SQL of the normalize job: raw Telegraf JSON in; samples, dead letters and the
 job's own accounting out (docs/contract.md)."""
+
 from __future__ import annotations
 
-from normalize.decode import ENTITY_KEYS
-from normalize.functions import COLUMNS
+from flink_jobs.normalize.decode import ENTITY_KEYS
+from flink_jobs.normalize.functions import COLUMNS
+from ingest import topics
 
-WINDOW_S = 10           # accounting windows, by arrival time
+WINDOW_S = 10  # accounting windows, by arrival time
 EMIT_EVERY = "INTERVAL '5' SECOND"  # how often the counts of the records processed since are emitted
 
 
@@ -33,18 +35,33 @@ def _sink(name: str, topic: str, bootstrap: str, columns: str) -> str:
             'properties.linger.ms' = '20', 'properties.batch.size' = '524288')"""
 
 
-def sinks(bootstrap: str, prefix: str = "telemetry") -> list[str]:
+def sinks(bootstrap: str, prefix: str | None = None) -> list[str]:
     entity_columns = "".join(f"\n        `{key}` STRING," for key in ENTITY_KEYS)
     return [
-        _sink("samples", f"{prefix}.samples", bootstrap, f"""
+        _sink(
+            "samples",
+            topics.with_prefix(topics.SAMPLES, prefix),
+            bootstrap,
+            f"""
         ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, unit STRING, bucket INT,{entity_columns}
-        arrived_at TIMESTAMP_LTZ(3)"""),
-        _sink("deadletter", f"{prefix}.deadletter", bootstrap, """
+        arrived_at TIMESTAMP_LTZ(3)""",
+        ),
+        _sink(
+            "deadletter",
+            topics.with_prefix(topics.DEADLETTER, prefix),
+            bootstrap,
+            """
         ts TIMESTAMP_LTZ(3), stage STRING, reason STRING, detail STRING, topic STRING, `partition` INT,
-        `offset` BIGINT, payload STRING"""),
-        _sink("accounting", f"{prefix}.accounting", bootstrap, """
+        `offset` BIGINT, payload STRING""",
+        ),
+        _sink(
+            "accounting",
+            topics.with_prefix(topics.ACCOUNTING, prefix),
+            bootstrap,
+            """
         window_start TIMESTAMP_LTZ(3), stage STRING, site STRING, unit STRING, outcome STRING, reason STRING,
-        records BIGINT"""),
+        records BIGINT""",
+        ),
     ]
 
 
@@ -59,7 +76,8 @@ DECODED = f"""
         d.outcome, d.reason, d.detail, d.series, d.ts_ms, d.entity, d.samples, d.n_samples, d.n_unknown,
         COALESCE({_part("d.entity", 0)}, '') AS site
     FROM raw_metrics AS r,
-         LATERAL TABLE(decode_record(r.payload, CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), r.arrival) AS BIGINT) * 1000))
+         LATERAL TABLE(decode_record(r.payload,
+             CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), r.arrival) AS BIGINT) * 1000))
          AS d({", ".join(COLUMNS)})"""
 
 # One row per sample, still packed (metric, kind, unit, bucket, num, den joined by U+001F); the

@@ -8,6 +8,7 @@ but never committed is not inserted again.
 
     python ingest/loader/loader.py [--route telemetry.samples=sanlens.metrics ...] [--batch 5000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,19 +17,22 @@ import os
 import signal
 import sys
 import time
-from datetime import datetime, timezone
 from collections import defaultdict
-from pathlib import Path
+from datetime import UTC, datetime
+
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from sanlensctl import db  # noqa: E402  (the project's one ClickHouse client factory)
-from ingest.loader import rollups  # noqa: E402
+from clickhouse.client import connect
+from ingest import topics
+from ingest.loader import rollups
 
-DEFAULT_ROUTES = {"telemetry.samples": "sanlens.metrics", "telemetry.deadletter": "sanlens.deadletter",
-                  "telemetry.accounting": "sanlens.pipeline_accounting", "inventory.topology": "sanlens.topology",
-                  "telemetry.histograms": "sanlens.service_time_hist_10s"}
-DEADLETTER_TOPIC = "telemetry.deadletter"
+DEFAULT_ROUTES = {
+    topics.SAMPLES: "sanlens.metrics",
+    topics.DEADLETTER: "sanlens.deadletter",
+    topics.ACCOUNTING: "sanlens.pipeline_accounting",
+    topics.TOPOLOGY: "sanlens.topology",
+    topics.HISTOGRAMS: "sanlens.service_time_hist_10s",
+}
 INSERT_SETTINGS = {"date_time_input_format": "best_effort", "input_format_skip_unknown_fields": 1}
 
 
@@ -41,22 +45,40 @@ def line(msg) -> bytes:
 
 
 class Loader:
-    def __init__(self, kafka: str, ch_url: str, routes: dict[str, str], group: str, batch: int, linger: float,
-                 rollup_every: float = 10.0):
+    def __init__(
+        self,
+        kafka: str,
+        ch_url: str,
+        routes: dict[str, str],
+        group: str,
+        batch: int,
+        linger: float,
+        rollup_every: float = 10.0,
+    ):
         self.routes, self.batch, self.linger = routes, batch, linger
         self.rollup_every = rollup_every if f"sanlens.{rollups.BASE}" in routes.values() else 0
-        self.ch = db.client(ch_url)
+        self.ch = connect(ch_url)
         # server time the last rollup started: rows loaded later are rolled up next
         self.rolled_up_since = rollups.last_refresh(self.ch) if self.rollup_every else None
         self.columns = {table: self._columns(table) for table in routes.values()}
-        self.consumer = Consumer({
-            "bootstrap.servers": kafka, "group.id": group, "enable.auto.commit": False,
-            "auto.offset.reset": "earliest", "enable.partition.eof": False, "log_level": 3,
-            "session.timeout.ms": 10000, "heartbeat.interval.ms": 2000})
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": kafka,
+                "group.id": group,
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "enable.partition.eof": False,
+                "log_level": 3,
+                "session.timeout.ms": 10000,
+                "heartbeat.interval.ms": 2000,
+            }
+        )
         self.producer = Producer({"bootstrap.servers": kafka, "linger.ms": 50, "log_level": 3})
         self.loaded = self.dead = 0
         self.inserts = 0
-        self.crash_after = int(os.environ.get("SANLENS_LOADER_FAULT_EXIT_AFTER_INSERTS", 0))  # fault injection for tests
+        self.crash_after = int(
+            os.environ.get("SANLENS_LOADER_FAULT_EXIT_AFTER_INSERTS", 0)
+        )  # fault injection for tests
 
     def _columns(self, table: str) -> list[str]:
         rows = self.ch.query(f"DESCRIBE TABLE {table}").result_rows
@@ -67,7 +89,9 @@ class Loader:
         committed = {(tp.topic, tp.partition): tp.offset for tp in consumer.committed(partitions, timeout=30)}
         for tp in partitions:
             held = self.ch.command(
-                f"SELECT max(kafka_offset) + 1, count() FROM {self.routes[tp.topic]} WHERE kafka_partition = {tp.partition}")
+                f"SELECT max(kafka_offset) + 1, count() FROM {self.routes[tp.topic]} "
+                f"WHERE kafka_partition = {tp.partition}"
+            )
             next_in_table = int(held[0]) if int(held[1]) else -1
             start = max(committed.get((tp.topic, tp.partition), -1), next_in_table)
             tp.offset = start if start >= 0 else tp.offset
@@ -112,7 +136,7 @@ class Loader:
         try:
             self.consumer.commit(asynchronous=False)
         except KafkaException as exc:
-            if exc.args[0].code() != KafkaError._NO_OFFSET:   # a batch of only errors: nothing to commit
+            if exc.args[0].code() != KafkaError._NO_OFFSET:  # a batch of only errors: nothing to commit
                 raise
 
     def insert(self, table: str, batch) -> None:
@@ -130,10 +154,22 @@ class Loader:
                     raise  # ClickHouse unreachable: crash and resume from the table's offsets
                 self._isolate(table, batch, dead)
         for msg, reason, detail in dead:
-            self.producer.produce(DEADLETTER_TOPIC, json.dumps({
-                "ts": datetime.now(timezone.utc).isoformat(), "stage": "loader", "reason": reason, "detail": detail, "topic": msg.topic(), "partition": msg.partition(),
-                "offset": msg.offset(), "payload": (msg.value() or b"").decode("utf-8", "replace")}).encode(),
-                key=msg.key())
+            self.producer.produce(
+                topics.DEADLETTER,
+                json.dumps(
+                    {
+                        "ts": datetime.now(UTC).isoformat(),
+                        "stage": "loader",
+                        "reason": reason,
+                        "detail": detail,
+                        "topic": msg.topic(),
+                        "partition": msg.partition(),
+                        "offset": msg.offset(),
+                        "payload": (msg.value() or b"").decode("utf-8", "replace"),
+                    }
+                ).encode(),
+                key=msg.key(),
+            )
         self.producer.flush(30)
         self.dead += len(dead)
 
@@ -159,13 +195,21 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kafka", default=os.environ.get("SANLENS_KAFKA", "127.0.0.1:9092"))
     ap.add_argument("--clickhouse", default=os.environ.get("SANLENS_CLICKHOUSE_URL", "http://127.0.0.1:8123"))
-    ap.add_argument("--route", action="append", metavar="TOPIC=TABLE", help="default: " +
-                    ", ".join(f"{t}={d}" for t, d in DEFAULT_ROUTES.items()))
+    ap.add_argument(
+        "--route",
+        action="append",
+        metavar="TOPIC=TABLE",
+        help="default: " + ", ".join(f"{t}={d}" for t, d in DEFAULT_ROUTES.items()),
+    )
     ap.add_argument("--group", default="sanlens-loader")
     ap.add_argument("--batch", type=int, default=20000, help="max messages per insert")
     ap.add_argument("--linger", type=float, default=1.0, help="seconds to wait for a batch to fill")
-    ap.add_argument("--rollup-every", type=float, default=10.0,
-                    help="seconds between histogram rollup refreshes (0: never; see rollups.py)")
+    ap.add_argument(
+        "--rollup-every",
+        type=float,
+        default=10.0,
+        help="seconds between histogram rollup refreshes (0: never; see rollups.py)",
+    )
     args = ap.parse_args()
     routes = dict(r.split("=", 1) for r in args.route) if args.route else DEFAULT_ROUTES
     print(f"loading {', '.join(f'{t} -> {d}' for t, d in routes.items())}", flush=True)

@@ -8,16 +8,15 @@ sample's time (sanlens.topology); the levels above keep that attribution.
 
     python ingest/loader/rollups.py [--since '2026-11-22 10:00:00']   # default: everything
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
 from datetime import datetime
-from pathlib import Path
 from typing import NamedTuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from sanlensctl import db  # noqa: E402
+from clickhouse.client import connect
 
 BASE = "service_time_hist_10s"
 KEYS = "source, customer, site, array, array_model, firmware, volume, host, disk, host_port, direction, bucket"
@@ -26,17 +25,19 @@ ARRAY_KEYS = "source, customer, site, array, array_model, firmware, direction, b
 
 class Level(NamedTuple):
     table: str
-    unit: str            # the period
-    below: str           # the level it is computed from
+    unit: str  # the period
+    below: str  # the level it is computed from
     keys: str = KEYS
     where: str = "1"
 
 
 # Per series, then per array for the fleet views, which never need volumes (50 times fewer rows).
-LEVELS = [Level("service_time_hist_1m", "MINUTE", BASE),
-          Level("service_time_hist_1h", "HOUR", "service_time_hist_1m"),
-          Level("service_time_hist_1d", "DAY", "service_time_hist_1h"),
-          Level("service_time_hist_array_1h", "HOUR", "service_time_hist_1h", ARRAY_KEYS, "source = 'array'")]
+LEVELS = [
+    Level("service_time_hist_1m", "MINUTE", BASE),
+    Level("service_time_hist_1h", "HOUR", "service_time_hist_1m"),
+    Level("service_time_hist_1d", "DAY", "service_time_hist_1h"),
+    Level("service_time_hist_array_1h", "HOUR", "service_time_hist_1h", ARRAY_KEYS, "source = 'array'"),
+]
 
 # DB, UNIT, BELOW, KEYS_, WHERE_ and TOUCHED_ are filled in per level; {since:...} is a query parameter.
 _FROM_10S = """
@@ -61,8 +62,14 @@ def insert_sql(level: Level, database: str = "sanlens", since: bool = True) -> s
     period if `since` is False)."""
     select = (_FROM_10S if level.below == BASE else _FROM_ROLLUP).replace("KEYS_", level.keys)
     column = "window_start" if level.below == BASE else "period_start"
-    touched = (f"toStartOfInterval({column}, INTERVAL 1 UNIT) IN (SELECT DISTINCT toStartOfInterval(window_start, "
-               f"INTERVAL 1 UNIT) FROM DB.{BASE} WHERE loaded_at >= {{since:DateTime64(3, 'UTC')}})") if since else "1"
+    touched = (
+        (
+            f"toStartOfInterval({column}, INTERVAL 1 UNIT) IN (SELECT DISTINCT toStartOfInterval(window_start, "
+            f"INTERVAL 1 UNIT) FROM DB.{BASE} WHERE loaded_at >= {{since:DateTime64(3, 'UTC')}})"
+        )
+        if since
+        else "1"
+    )
     select = select.replace("WHERE_", level.where).replace(f"TOUCHED_({column})", touched)
     select = select.replace("UNIT", level.unit).replace("BELOW", level.below).replace("DB.", f"{database}.")
     return f"INSERT INTO {database}.{level.table} (period_start, {level.keys}, ios) {select}"
@@ -70,8 +77,9 @@ def insert_sql(level: Level, database: str = "sanlens", since: bool = True) -> s
 
 def last_refresh(client, margin_s: int = 300) -> datetime | None:
     """Where a restarted loader resumes: a while before the last refresh it (or another) made."""
-    rows = client.query(f"SELECT max(refreshed_at) - INTERVAL {margin_s} SECOND, count() > 0 "
-                        f"FROM sanlens.{LEVELS[0].table}").result_rows
+    rows = client.query(
+        f"SELECT max(refreshed_at) - INTERVAL {margin_s} SECOND, count() > 0 FROM sanlens.{LEVELS[0].table}"
+    ).result_rows
     return rows[0][0] if rows[0][1] else None
 
 
@@ -91,7 +99,7 @@ def main() -> int:
     ap.add_argument("--since", help="only periods that received rows since this UTC time (default: all)")
     args = ap.parse_args()
     since = datetime.fromisoformat(args.since) if args.since else None
-    print("rolled up" if refresh(db.client(args.clickhouse), since) else "nothing to roll up")
+    print("rolled up" if refresh(connect(args.clickhouse), since) else "nothing to roll up")
     return 0
 
 

@@ -6,6 +6,7 @@ The span starts on the whole minute before its first sample, so that no minute h
 Each table has the column its rows are placed in time by, and the period that column is aligned to: an
 hour or a day that overlaps the span goes too, and is recomputed from the level below (which keeps the
 earlier run's rows outside the span) when the new run's rows arrive."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -17,19 +18,25 @@ TABLES = [  # table, time column, the period the span's start is taken back to
     ("service_time_hist_1h", "period_start", "1 HOUR"),
     ("service_time_hist_array_1h", "period_start", "1 HOUR"),
     ("service_time_hist_1d", "period_start", "1 DAY"),
-    ("topology", "valid_from", "1 MINUTE"),   # the earlier run's firmware timeline over the span
+    ("topology", "valid_from", "1 MINUTE"),  # the earlier run's firmware timeline over the span
 ]
 
 
 def held(client, sites: list[str], start: datetime, end: datetime) -> int:
     """Samples the store holds for these sites in the span from start (taken back to its minute) to end."""
-    return int(client.command("SELECT count() FROM sanlens.metrics WHERE site IN {sites:Array(String)} AND ts "
-                              "BETWEEN toStartOfMinute({a:DateTime64(3, 'UTC')}) AND {b:DateTime64(3, 'UTC')}",
-                              parameters={"sites": sites, "a": start, "b": end}))
+    return int(
+        client.command(
+            "SELECT count() FROM sanlens.metrics WHERE site IN {sites:Array(String)} AND ts "
+            "BETWEEN toStartOfMinute({a:DateTime64(3, 'UTC')}) AND {b:DateTime64(3, 'UTC')}",
+            parameters={"sites": sites, "a": start, "b": end},
+        )
+    )
 
 
 def delete(client, sites: list[str], start: datetime, end: datetime, database: str = "sanlens") -> None:
     for table, column, period in TABLES:
-        client.command(f"DELETE FROM {database}.{table} WHERE site IN {{sites:Array(String)}} AND {column} "
-                       f"BETWEEN toStartOfInterval({{a:DateTime64(3, 'UTC')}}, INTERVAL {period}) AND {{b:DateTime64(3, 'UTC')}}",
-                       parameters={"sites": sites, "a": start, "b": end})
+        client.command(
+            f"DELETE FROM {database}.{table} WHERE site IN {{sites:Array(String)}} AND {column} "
+            f"BETWEEN toStartOfInterval({{a:DateTime64(3, 'UTC')}}, INTERVAL {period}) AND {{b:DateTime64(3, 'UTC')}}",
+            parameters={"sites": sites, "a": start, "b": end},
+        )

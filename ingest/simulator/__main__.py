@@ -1,9 +1,10 @@
 """python -m ingest.simulator: play a scenario file through the pipeline, or write its Telegraf pollers.
 
-    python -m ingest.simulator --scenario ingest/scenarios/demo.yaml --backfill --truth DIR
-    python -m ingest.simulator --scenario F --speed 10 --duration 600     (needs Telegraf, see README)
-    python -m ingest.simulator --scenario F --pollers FILE --port 8095    (Telegraf config for the fleet)
+python -m ingest.simulator --scenario ingest/scenarios/demo.yaml --backfill --truth DIR
+python -m ingest.simulator --scenario F --speed 10 --duration 600     (needs Telegraf, see README)
+python -m ingest.simulator --scenario F --pollers FILE --port 8095    (Telegraf config for the fleet)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,8 +22,12 @@ from .run import Run
 
 def telegraf_pollers(s: scenario_file.Scenario, base_url: str, interval_s: float) -> str:
     interval = f"{max(1, round(interval_s))}s"
-    return pollers.render([(a.name, a.site, a.media == "hybrid") for a in s.arrays.values()],
-                          [(w.name, w.site) for w in s.switches.values()], base_url, interval)
+    return pollers.render(
+        [(a.name, a.site, a.media == "hybrid") for a in s.arrays.values()],
+        [(w.name, w.site) for w in s.switches.values()],
+        base_url,
+        interval,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,8 +40,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--truth", type=Path, default=Path(os.environ.get("SANLENS_RUN", ".sanlens/run")) / "simulator")
     ap.add_argument("--kafka", default=os.environ.get("SANLENS_KAFKA", "127.0.0.1:9092"))
     ap.add_argument("--telegraf", default=f"127.0.0.1:{os.environ.get('SANLENS_TELEGRAF_LISTENER_PORT', 8094)}")
-    ap.add_argument("--port", type=int, default=int(os.environ.get("SANLENS_SIMULATOR_PORT", 8095)),
-                    help="port of the arrays' and switches' endpoints")
+    ap.add_argument(
+        "--port",
+        type=int,
+        default=int(os.environ.get("SANLENS_SIMULATOR_PORT", 8095)),
+        help="port of the arrays' and switches' endpoints",
+    )
     ap.add_argument("--pollers", type=Path, help="write the Telegraf poller config for this fleet and exit")
     args = ap.parse_args(argv)
     try:
@@ -53,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
 
     def progress(i: int, sent: int) -> None:
         if i % max(1, run.intervals // 20) == 0 or i == run.intervals:
-            print(f"  interval {i}/{run.intervals}  records {sent}  {sent / (time.monotonic() - t0):,.0f}/s", flush=True)
+            print(
+                f"  interval {i}/{run.intervals}  records {sent}  {sent / (time.monotonic() - t0):,.0f}/s", flush=True
+            )
 
     if args.backfill:
         run.backfill(progress)

@@ -1,9 +1,10 @@
 """The arrays' and switches' REST endpoints on loopback, for Telegraf's inputs.http to poll:
 
-    GET /arrays/{array}/api/v1/systemreporter/attime/{vlunstatistics|vvhistograms|vvtiers}/hires
-    GET /switches/{switch}/rest/running/brocade-interface/fibrechannel-statistics
-    GET /                                      the index: every endpoint served
+GET /arrays/{array}/api/v1/systemreporter/attime/{vlunstatistics|vvhistograms|vvtiers}/hires
+GET /switches/{switch}/rest/running/brocade-interface/fibrechannel-statistics
+GET /                                      the index: every endpoint served
 """
+
 from __future__ import annotations
 
 import json
@@ -29,7 +30,7 @@ class Endpoints:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> "Endpoints":
+    def start(self) -> Endpoints:
         self.thread.start()
         return self
 
@@ -47,8 +48,12 @@ class Endpoints:
                 if doc:
                     self.truth.count(pollers.ARRAY_APIS[parts[2]][0], len(doc["members"]))
                 return doc
-            if len(parts) == 3 and parts[0] == "switches" and parts[1] in self.fleet.s.switches \
-                    and parts[2] == pollers.SWITCH_API:
+            if (
+                len(parts) == 3
+                and parts[0] == "switches"
+                and parts[1] in self.fleet.s.switches
+                and parts[2] == pollers.SWITCH_API
+            ):
                 doc = formats.fc_statistics(self.fleet, parts[1])
                 self.truth.count(pollers.SWITCH_MEASUREMENT, len(doc["Response"]["fibrechannel-statistics"]))
                 return doc

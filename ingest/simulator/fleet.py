@@ -1,6 +1,7 @@
 """The fleet in motion: every interval, the I/O each host offers, where its latency comes from, and the
 cumulative counters each source keeps (which restarts reset). It counts I/Os per interval; it never
 makes one record per I/O, so large fleets stay cheap."""
+
 from __future__ import annotations
 
 import math
@@ -9,17 +10,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ingest import buckets
+
 from . import latency
 from .scenario import Host, Scenario, Workload
 
-LOG_WRITE_SHARE = 0.3           # of a host's writes: transaction log; the rest (and all reads) hit data files
-VOLUME_MIB = 1024 * 1024        # 1 TiB volumes
-BB_CREDIT_TICK_S = 2.5e-6       # Brocade counts time at zero transmit credit in 2.5 us units
+LOG_WRITE_SHARE = 0.3  # of a host's writes: transaction log; the rest (and all reads) hit data files
+VOLUME_MIB = 1024 * 1024  # 1 TiB volumes
+BB_CREDIT_TICK_S = 2.5e-6  # Brocade counts time at zero transmit credit in 2.5 us units
 
 
 @dataclass
 class HostFigures:
     """What one host saw in one interval: the truth the pipeline has to find."""
+
     read_iops: float = 0.0
     write_iops: float = 0.0
     mbps: float = 0.0
@@ -40,14 +44,14 @@ class HostFigures:
 
 @dataclass
 class VolumeFigures:
-    reads: int = 0                              # I/Os in the last interval
+    reads: int = 0  # I/Os in the last interval
     writes: int = 0
     read_kb: float = 0.0
     write_kb: float = 0.0
-    read_ms: float = 0.0                        # mean service time in the last interval
+    read_ms: float = 0.0  # mean service time in the last interval
     write_ms: float = 0.0
-    rhist: np.ndarray = field(default_factory=lambda: np.zeros(latency.BUCKETS, dtype=np.int64))  # cumulative
-    whist: np.ndarray = field(default_factory=lambda: np.zeros(latency.BUCKETS, dtype=np.int64))
+    rhist: np.ndarray = field(default_factory=lambda: np.zeros(buckets.COUNT, dtype=np.int64))  # cumulative
+    whist: np.ndarray = field(default_factory=lambda: np.zeros(buckets.COUNT, dtype=np.int64))
     page_moves_up: int = 0
     page_moves_down: int = 0
 
@@ -56,15 +60,15 @@ class Fleet:
     def __init__(self, scenario: Scenario, start_s: float):
         self.s, self.start_s = scenario, start_s
         self.rng = np.random.default_rng(scenario.seed)
-        self.t = start_s                       # time of the last completed interval
+        self.t = start_s  # time of the last completed interval
         self.firmware = {a.name: a.firmware for a in scenario.arrays.values()}
         self.hosts = {name: HostFigures() for name in scenario.hosts}
         self.volumes = {v.name: VolumeFigures() for a in scenario.arrays.values() for v in a.volumes}
-        self.sql = {name: defaultdict(float) for name in scenario.hosts}      # cumulative DMV counters
+        self.sql = {name: defaultdict(float) for name in scenario.hosts}  # cumulative DMV counters
         self.hba_frames = defaultdict(int)
-        self.ports = defaultdict(lambda: defaultdict(int))                     # (switch, port) -> counters
-        self.tiering = {}                                                       # volume -> (start, target, tau)
-        self.truth_histograms = defaultdict(lambda: np.zeros(latency.BUCKETS, dtype=np.int64))
+        self.ports = defaultdict(lambda: defaultdict(int))  # (switch, port) -> counters
+        self.tiering = {}  # volume -> (start, target, tau)
+        self.truth_histograms = defaultdict(lambda: np.zeros(buckets.COUNT, dtype=np.int64))
 
     # -- events --------------------------------------------------------------------------------
     def _active(self, event: dict, rel: float) -> bool:
@@ -78,7 +82,7 @@ class Fleet:
                 names = self.s.select_arrays(event["arrays"])
                 waves, every = int(event.get("waves", 1)), float(event.get("every", 0))
                 share = float(event.get("share", 1.0))
-                upgraded = names[:round(len(names) * share)]
+                upgraded = names[: round(len(names) * share)]
                 for w in range(waves):
                     if event["at"] + w * every <= rel < event["at"] + w * every + dt:
                         wave = upgraded[w::waves]
@@ -86,8 +90,11 @@ class Fleet:
                             self.firmware[name] = str(event["to"])
             elif starts_now:
                 if kind == "auto_tiering":
-                    self.tiering[event["volume"]] = (rel, float(event.get("target_tier0", 0.22)),
-                                                     float(event.get("time_constant_s", 600)))
+                    self.tiering[event["volume"]] = (
+                        rel,
+                        float(event.get("target_tier0", 0.22)),
+                        float(event.get("time_constant_s", 600)),
+                    )
                 elif kind == "instance_restart":
                     self.sql[event["host"]].clear()
                 elif kind == "array_restart":
@@ -109,9 +116,11 @@ class Fleet:
         return loads
 
     def slow_drain_us(self, switch: str, port: int, rel: float) -> float:
-        return sum(float(e.get("delay_us", 1000)) for e in self.s.events
-                   if e["type"] == "slow_drain" and e["switch"] == switch and int(e["port"]) == port
-                   and self._active(e, rel))
+        return sum(
+            float(e.get("delay_us", 1000))
+            for e in self.s.events
+            if e["type"] == "slow_drain" and e["switch"] == switch and int(e["port"]) == port and self._active(e, rel)
+        )
 
     def tier0_share(self, volume: str, rel: float) -> float:
         if volume not in self.tiering:
@@ -159,18 +168,24 @@ class Fleet:
                 mix = latency.service_time(array.media, fw, direction, share, util)
                 counts = latency.sample_histogram(self.rng, mix, ios)
                 hist += counts
-                self.truth_histograms[(int((self.t + dt) // 3600 * 3600), array.name, fw, direction)] += counts  # hour of the sample
+                self.truth_histograms[(int((self.t + dt) // 3600 * 3600), array.name, fw, direction)] += (
+                    counts  # hour of the sample
+                )
                 setattr(v, f"{direction}_ms", mix.mean_ms())
                 service[(volume.role, direction)] = mix.mean_ms()
             if volume.name in self.tiering:
                 moves = int(self.rng.poisson(max(volume.tier0_share, 0) * 50 * dt / 60))
                 v.page_moves_up += moves
                 v.page_moves_down += moves // 10
-        slow = self.slow_drain_us(host.switch, host.switch_port, rel) + self.slow_drain_us(host.switch, host.array_port, rel)
+        slow = self.slow_drain_us(host.switch, host.switch_port, rel) + self.slow_drain_us(
+            host.switch, host.array_port, rel
+        )
         fig.read_iops, fig.write_iops, fig.mbps = read_iops, write_iops, mbps
         fig.array_read_us = service.get(("data", "read"), 0.0) * 1000
-        fig.array_write_us = (service.get(("data", "write"), 0.0) * (1 - LOG_WRITE_SHARE)
-                              + service.get(("log", "write"), 0.0) * LOG_WRITE_SHARE) * 1000
+        fig.array_write_us = (
+            service.get(("data", "write"), 0.0) * (1 - LOG_WRITE_SHARE)
+            + service.get(("log", "write"), 0.0) * LOG_WRITE_SHARE
+        ) * 1000
         fig.fabric_us = latency.fabric_us(host.hops, host.distance_km, slow)
         downstream = fig.fabric_us + (fig.array_read_us * read_iops + fig.array_write_us * write_iops) / max(iops, 1)
         rho_outstanding = iops * downstream / 1e6 / host.queue_depth
@@ -209,7 +224,9 @@ class Fleet:
                 c[(file, "write_bytes")] += w * 8192
                 c[(file, "read_latency_ms")] += round(r * fig.read_us / 1000)
                 c[(file, "write_latency_ms")] += round(w * fig.write_us / 1000)
-            c[(db, "Transactions/sec")] += int(self.rng.poisson((fig.read_iops + fig.write_iops) * dt / 20 / n * throughput))
+            c[(db, "Transactions/sec")] += int(
+                self.rng.poisson((fig.read_iops + fig.write_iops) * dt / 20 / n * throughput)
+            )
         c[("", "Batch Requests/sec")] += int(self.rng.poisson((fig.read_iops + fig.write_iops) * dt / 8 * throughput))
         c[("", "PAGEIOLATCH_SH")] += round(fig.read_iops * dt * fig.read_us / 1000 * 0.05)
         c[("", "WRITELOG")] += round(fig.write_iops * LOG_WRITE_SHARE * dt * fig.write_us / 1000)

@@ -1,10 +1,11 @@
 """The fleet's state in the shapes the real sources have: Telegraf line protocol for hosts
 (win_perf_counters and sqlserver names), 3PAR WSAPI-like documents for arrays, Brocade FOS REST-like
 documents for switches, Telegraf's JSON serializer (backfill) and topology records."""
+
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ingest.telegraf import pollers
 
@@ -39,44 +40,109 @@ def host_metrics(fleet: Fleet, host: Host) -> list[tuple[str, dict, dict]]:
         writes = fig.write_iops * ((1 - LOG_WRITE_SHARE) if role == "data" else LOG_WRITE_SHARE)
         io_bytes = fig.mbps * 1024 * 1024 / max(fig.read_iops + fig.write_iops, 1)
         share = (reads + writes) / max(fig.read_iops + fig.write_iops, 1)
-        out.append(("win_disk", {**base, "objectname": "LogicalDisk", "instance": disk}, {
-            "Avg._Disk_sec/Read": fig.read_us / 1e6 if reads else 0.0,
-            "Avg._Disk_sec/Write": fig.write_us / 1e6 if writes else 0.0,
-            "Disk_Reads_persec": reads, "Disk_Writes_persec": writes,
-            "Disk_Read_Bytes_persec": reads * io_bytes, "Disk_Write_Bytes_persec": writes * io_bytes,
-            "Current_Disk_Queue_Length": round(fig.outstanding * share, 3)}))
-    out.append(("win_cpu", {**base, "objectname": "Processor", "instance": "_Total"},
-                {"Percent_Processor_Time": min(100.0, 5 + (fig.read_iops + fig.write_iops) / 1000)}))
-    out.append(("hba_port", {**base, "port": host.host_port},
-                {"outstanding_ios": round(fig.outstanding, 3), "queue_depth": host.queue_depth,
-                 "frames": fleet.hba_frames[host.host_port]}))
+        out.append(
+            (
+                "win_disk",
+                {**base, "objectname": "LogicalDisk", "instance": disk},
+                {
+                    "Avg._Disk_sec/Read": fig.read_us / 1e6 if reads else 0.0,
+                    "Avg._Disk_sec/Write": fig.write_us / 1e6 if writes else 0.0,
+                    "Disk_Reads_persec": reads,
+                    "Disk_Writes_persec": writes,
+                    "Disk_Read_Bytes_persec": reads * io_bytes,
+                    "Disk_Write_Bytes_persec": writes * io_bytes,
+                    "Current_Disk_Queue_Length": round(fig.outstanding * share, 3),
+                },
+            )
+        )
+    out.append(
+        (
+            "win_cpu",
+            {**base, "objectname": "Processor", "instance": "_Total"},
+            {"Percent_Processor_Time": min(100.0, 5 + (fig.read_iops + fig.write_iops) / 1000)},
+        )
+    )
+    out.append(
+        (
+            "hba_port",
+            {**base, "port": host.host_port},
+            {
+                "outstanding_ios": round(fig.outstanding, 3),
+                "queue_depth": host.queue_depth,
+                "frames": fleet.hba_frames[host.host_port],
+            },
+        )
+    )
     sql = fleet.sql[host.name]
     inst = {**base, "sql_instance": f"{host.name}:{host.sql_instance}"}
     for db in host.databases:
         for file, role in ((db, "data"), (f"{db}_log", "log")):
-            out.append(("sqlserver_database_io", {
-                **inst, "database_name": db, "logical_filename": file, "file_type": "ROWS" if role == "data" else "LOG",
-                "physical_filename": f"{DISKS[role]}\\MSSQL\\{file}.{'mdf' if role == 'data' else 'ldf'}",
-                "volume_mount_point": DISKS[role]},
-                {k: int(sql[(file, k)]) for k in ("reads", "writes", "read_bytes", "write_bytes", "read_latency_ms",
-                                                  "write_latency_ms")}))
-        out.append(("sqlserver_performance", {**inst, "object": "SQLServer:Databases", "counter": "Transactions/sec",
-                                              "instance": db, "counter_type": "272696576"},
-                    {"value": int(sql[(db, "Transactions/sec")])}))
-    out.append(("sqlserver_performance", {**inst, "object": "SQLServer:SQL Statistics", "counter": "Batch Requests/sec",
-                                          "counter_type": "272696576"}, {"value": int(sql[("", "Batch Requests/sec")])}))
+            out.append(
+                (
+                    "sqlserver_database_io",
+                    {
+                        **inst,
+                        "database_name": db,
+                        "logical_filename": file,
+                        "file_type": "ROWS" if role == "data" else "LOG",
+                        "physical_filename": f"{DISKS[role]}\\MSSQL\\{file}.{'mdf' if role == 'data' else 'ldf'}",
+                        "volume_mount_point": DISKS[role],
+                    },
+                    {
+                        k: int(sql[(file, k)])
+                        for k in ("reads", "writes", "read_bytes", "write_bytes", "read_latency_ms", "write_latency_ms")
+                    },
+                )
+            )
+        out.append(
+            (
+                "sqlserver_performance",
+                {
+                    **inst,
+                    "object": "SQLServer:Databases",
+                    "counter": "Transactions/sec",
+                    "instance": db,
+                    "counter_type": "272696576",
+                },
+                {"value": int(sql[(db, "Transactions/sec")])},
+            )
+        )
+    out.append(
+        (
+            "sqlserver_performance",
+            {
+                **inst,
+                "object": "SQLServer:SQL Statistics",
+                "counter": "Batch Requests/sec",
+                "counter_type": "272696576",
+            },
+            {"value": int(sql[("", "Batch Requests/sec")])},
+        )
+    )
     for wait in ("PAGEIOLATCH_SH", "WRITELOG"):
-        out.append(("sqlserver_waitstats", {**inst, "wait_type": wait, "wait_category": "Buffer IO" if wait[0] == "P" else "Tran Log IO"},
-                    {"wait_time_ms": int(sql[("", wait)]), "waiting_tasks_count": int(sql[("", wait)] // 3),
-                     "signal_wait_time_ms": 0}))
+        out.append(
+            (
+                "sqlserver_waitstats",
+                {**inst, "wait_type": wait, "wait_category": "Buffer IO" if wait[0] == "P" else "Tran Log IO"},
+                {
+                    "wait_time_ms": int(sql[("", wait)]),
+                    "waiting_tasks_count": int(sql[("", wait)] // 3),
+                    "signal_wait_time_ms": 0,
+                },
+            )
+        )
     return out
 
 
 # -- arrays: 3PAR WSAPI-like ------------------------------------------------------------------------
 def _envelope(fleet: Fleet, members: list[dict]) -> dict:
     t = fleet.t
-    return {"sampleTime": datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S+00:00"),
-            "sampleTimeSec": int(t), "total": len(members), "members": members}
+    return {
+        "sampleTime": datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00"),
+        "sampleTimeSec": int(t),
+        "total": len(members),
+        "members": members,
+    }
 
 
 def vlun_statistics(fleet: Fleet, array: str) -> dict:
@@ -85,17 +151,31 @@ def vlun_statistics(fleet: Fleet, array: str) -> dict:
     for v in fleet.s.arrays[array].volumes:
         f, host = fleet.volumes[v.name], fleet.s.hosts[v.host]
         r, w = f.reads / dt, f.writes / dt
-        members.append({
-            "volumeName": v.name, "hostname": v.host, "hostWWN": host.host_port,
-            "IO": {"read": round(r, 2), "write": round(w, 2), "total": round(r + w, 2)},
-            "KBytes": {"read": round(f.read_kb / dt, 2), "write": round(f.write_kb / dt, 2),
-                       "total": round((f.read_kb + f.write_kb) / dt, 2)},
-            "serviceTimeMS": {"read": round(f.read_ms, 4), "write": round(f.write_ms, 4),
-                              "total": round((f.read_ms * r + f.write_ms * w) / max(r + w, 1e-9), 4)},
-            "IOSizeKB": {"read": round(f.read_kb / max(f.reads, 1), 2), "write": round(f.write_kb / max(f.writes, 1), 2),
-                         "total": round((f.read_kb + f.write_kb) / max(f.reads + f.writes, 1), 2)},
-            "queueLength": round((r * f.read_ms + w * f.write_ms) / 1000, 3),
-            "busyPct": round(min(100.0, (r + w) / 1000), 2)})
+        members.append(
+            {
+                "volumeName": v.name,
+                "hostname": v.host,
+                "hostWWN": host.host_port,
+                "IO": {"read": round(r, 2), "write": round(w, 2), "total": round(r + w, 2)},
+                "KBytes": {
+                    "read": round(f.read_kb / dt, 2),
+                    "write": round(f.write_kb / dt, 2),
+                    "total": round((f.read_kb + f.write_kb) / dt, 2),
+                },
+                "serviceTimeMS": {
+                    "read": round(f.read_ms, 4),
+                    "write": round(f.write_ms, 4),
+                    "total": round((f.read_ms * r + f.write_ms * w) / max(r + w, 1e-9), 4),
+                },
+                "IOSizeKB": {
+                    "read": round(f.read_kb / max(f.reads, 1), 2),
+                    "write": round(f.write_kb / max(f.writes, 1), 2),
+                    "total": round((f.read_kb + f.write_kb) / max(f.reads + f.writes, 1), 2),
+                },
+                "queueLength": round((r * f.read_ms + w * f.write_ms) / 1000, 3),
+                "busyPct": round(min(100.0, (r + w) / 1000), 2),
+            }
+        )
     return _envelope(fleet, members)
 
 
@@ -117,8 +197,15 @@ def vv_tiers(fleet: Fleet, array: str) -> dict:
     for v in fleet.s.arrays[array].volumes:
         f = fleet.volumes[v.name]
         tier0 = round(VOLUME_MIB * v.tier0_share)
-        members.append({"volumeName": v.name, "tier0MiB": tier0, "tier1MiB": VOLUME_MIB - tier0,
-                        "pageMovesUp": f.page_moves_up, "pageMovesDown": f.page_moves_down})
+        members.append(
+            {
+                "volumeName": v.name,
+                "tier0MiB": tier0,
+                "tier1MiB": VOLUME_MIB - tier0,
+                "pageMovesUp": f.page_moves_up,
+                "pageMovesDown": f.page_moves_down,
+            }
+        )
     return _envelope(fleet, members)
 
 
@@ -133,8 +220,17 @@ def array_document(fleet: Fleet, array: str, path: str) -> dict | None:
 
 
 # -- switches: Brocade FOS REST-like ---------------------------------------------------------------
-PORT_COUNTERS = ["bb-credit-zero", "class3-in-discards", "class3-out-discards", "in-crc-errors", "frames-timed-out",
-                 "in-frames", "out-frames", "in-words", "out-words"]
+PORT_COUNTERS = [
+    "bb-credit-zero",
+    "class3-in-discards",
+    "class3-out-discards",
+    "in-crc-errors",
+    "frames-timed-out",
+    "in-frames",
+    "out-frames",
+    "in-words",
+    "out-words",
+]
 
 
 def fc_statistics(fleet: Fleet, switch: str) -> dict:
@@ -147,8 +243,9 @@ def fc_statistics(fleet: Fleet, switch: str) -> dict:
 
 # -- backfill: what Telegraf would have produced -------------------------------------------------
 def telegraf_json(measurement: str, tags: dict, fields: dict, ts_ms: int) -> bytes:
-    return json.dumps({"fields": fields, "name": measurement, "tags": tags, "timestamp": ts_ms},
-                      separators=(",", ":")).encode()
+    return json.dumps(
+        {"fields": fields, "name": measurement, "tags": tags, "timestamp": ts_ms}, separators=(",", ":")
+    ).encode()
 
 
 def flatten(member: dict, tag_keys: list[str]) -> tuple[dict, dict]:
@@ -184,32 +281,66 @@ def polled_metrics(fleet: Fleet) -> list[tuple[str, dict, dict]]:
 
 # -- topology: inventory.topology (compacted, keyed by entity) -------------------------------------
 def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds")
 
 
 def array_record(fleet: Fleet, name: str, valid_from: float) -> tuple[str, dict]:
     """An array's inventory entry; published again, with its new valid_from, when its firmware changes."""
     a = fleet.s.arrays[name]
-    return f"array/{a.name}", {"kind": "array", "valid_from": _iso(valid_from), "array": a.name,
-                               "customer": a.customer, "site": a.site, "model": a.model, "media": a.media,
-                               "firmware": fleet.firmware[a.name], "volumes": [v.name for v in a.volumes]}
+    return f"array/{a.name}", {
+        "kind": "array",
+        "valid_from": _iso(valid_from),
+        "array": a.name,
+        "customer": a.customer,
+        "site": a.site,
+        "model": a.model,
+        "media": a.media,
+        "firmware": fleet.firmware[a.name],
+        "volumes": [v.name for v in a.volumes],
+    }
 
 
 def topology(fleet: Fleet) -> list[tuple[str, dict]]:
     s, since = fleet.s, _iso(fleet.start_s)
     out = [array_record(fleet, a, fleet.start_s) for a in s.arrays]
     for sw in s.switches.values():
-        out.append((f"switch/{sw.name}", {"kind": "switch", "valid_from": since, "switch": sw.name,
-                                          "customer": next((h.customer for h in s.hosts.values() if h.switch == sw.name), ""),
-                                          "site": sw.site, "ports": sw.ports}))
+        out.append(
+            (
+                f"switch/{sw.name}",
+                {
+                    "kind": "switch",
+                    "valid_from": since,
+                    "switch": sw.name,
+                    "customer": next((h.customer for h in s.hosts.values() if h.switch == sw.name), ""),
+                    "site": sw.site,
+                    "ports": sw.ports,
+                },
+            )
+        )
     for h in s.hosts.values():
         for role, disk in DISKS.items():
-            out.append((f"path/{h.name}/{disk}", {
-                "kind": "path", "valid_from": since, "customer": h.customer, "site": h.site, "host": h.name, "disk": disk,
-                "sql_instance": f"{h.name}:{h.sql_instance}", "databases": h.databases, "host_port": h.host_port,
-                "queue_depth": h.queue_depth, "switch": h.switch, "host_switch_port": f"0/{h.switch_port}",
-                "array_switch_port": f"0/{h.array_port}", "hops": h.hops, "distance_km": h.distance_km,
-                "array": h.array, "volume": f"{h.name}_{role}"}))
+            out.append(
+                (
+                    f"path/{h.name}/{disk}",
+                    {
+                        "kind": "path",
+                        "valid_from": since,
+                        "customer": h.customer,
+                        "site": h.site,
+                        "host": h.name,
+                        "disk": disk,
+                        "sql_instance": f"{h.name}:{h.sql_instance}",
+                        "databases": h.databases,
+                        "host_port": h.host_port,
+                        "queue_depth": h.queue_depth,
+                        "switch": h.switch,
+                        "host_switch_port": f"0/{h.switch_port}",
+                        "array_switch_port": f"0/{h.array_port}",
+                        "hops": h.hops,
+                        "distance_km": h.distance_km,
+                        "array": h.array,
+                        "volume": f"{h.name}_{role}",
+                    },
+                )
+            )
     return out
-
-

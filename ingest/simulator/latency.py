@@ -6,6 +6,7 @@ Array service times are lognormal mixtures per media, tier share and firmware, c
 reference figures: all-flash writes on 3.1.3 average 0.5 ms with ~10% in the 0.125 ms bucket; on
 3.2.1 (Express Writes) 0.25 ms with ~40% there; reads unchanged; Tier 1 SAS about 35 ms.
 """
+
 from __future__ import annotations
 
 import math
@@ -13,10 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-BUCKETS = 32
-# 3PAR System Reporter: bucket n holds service times above 2^(n-8) ms (0 for n = 0) up to 2^(n-7) ms.
-BUCKET_UPPER_MS = [2.0 ** (n - 7) for n in range(BUCKETS)]
-BUCKET_UPPER_MS[-1] = math.inf
+from ingest import buckets
 
 SWITCH_HOP_US = 20.0
 FIBRE_US_PER_KM = 5.0
@@ -26,15 +24,16 @@ HOST_STACK_US = 15.0
 @dataclass(frozen=True)
 class Mixture:
     """A mixture of lognormals, each given as (weight, mean in ms, sigma of log)."""
+
     parts: tuple[tuple[float, float, float], ...]
 
     def mean_ms(self) -> float:
         return sum(w * m for w, m, _ in self.parts)
 
-    def scaled(self, factor: float) -> "Mixture":
+    def scaled(self, factor: float) -> Mixture:
         return Mixture(tuple((w, m * factor, s) for w, m, s in self.parts))
 
-    def blend(self, other: "Mixture", weight_of_other: float) -> "Mixture":
+    def blend(self, other: Mixture, weight_of_other: float) -> Mixture:
         a = tuple((w * (1 - weight_of_other), m, s) for w, m, s in self.parts)
         b = tuple((w * weight_of_other, m, s) for w, m, s in other.parts)
         return Mixture(tuple(p for p in a + b if p[0] > 0))
@@ -49,7 +48,7 @@ class Mixture:
         return total
 
     def bucket_probabilities(self) -> np.ndarray:
-        upper = np.array([self.cdf(x) for x in BUCKET_UPPER_MS])
+        upper = np.array([self.cdf(x) for x in buckets.UPPER_MS])
         p = np.diff(np.concatenate([[0.0], upper]))
         p = np.clip(p, 0, None)
         return p / p.sum()
@@ -78,7 +77,7 @@ def service_time(media: str, firmware: str, direction: str, tier0_io_share: floa
 def load_factor(utilisation: float) -> float:
     """Service times stretch as the array approaches its IOPS capacity: the consolidation knee."""
     u = min(max(utilisation, 0.0), 0.95)
-    return 1.0 + u ** 4 / (1.0 - u)
+    return 1.0 + u**4 / (1.0 - u)
 
 
 def fabric_us(hops: int, distance_km: float, slow_drain_us: float) -> float:
@@ -88,13 +87,13 @@ def fabric_us(hops: int, distance_km: float, slow_drain_us: float) -> float:
 def host_queueing_us(outstanding: float, queue_depth: int, downstream_us: float) -> float:
     """HBA queueing: negligible at low occupancy, dominant as outstanding I/Os approach the queue depth."""
     rho = min(outstanding / queue_depth, 0.98)
-    return HOST_STACK_US + downstream_us * rho ** 8 / (1.0 - rho)
+    return HOST_STACK_US + downstream_us * rho**8 / (1.0 - rho)
 
 
 def tier0_io_share(tier0_capacity_share: float) -> float:
     """Access skew: the hottest pages are promoted first, so a small Tier 0 share serves most I/Os."""
-    return min(0.97, tier0_capacity_share ** 0.2) if tier0_capacity_share > 0 else 0.0
+    return min(0.97, tier0_capacity_share**0.2) if tier0_capacity_share > 0 else 0.0
 
 
 def sample_histogram(rng: np.random.Generator, mixture: Mixture, ios: int) -> np.ndarray:
-    return rng.multinomial(ios, mixture.bucket_probabilities()) if ios > 0 else np.zeros(BUCKETS, dtype=np.int64)
+    return rng.multinomial(ios, mixture.bucket_probabilities()) if ios > 0 else np.zeros(buckets.COUNT, dtype=np.int64)

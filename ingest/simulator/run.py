@@ -5,30 +5,39 @@ Telegraf's socket listener in line protocol. Accelerated (--speed N): simulated 
 faster and ends at "now", so every timestamp is in the past. Backfill: the same fleet for the same
 span, produced as fast as possible to telemetry.metrics in the JSON Telegraf would have produced.
 """
+
 from __future__ import annotations
 
 import json
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from confluent_kafka import Producer
+
+from ingest import topics
 
 from . import formats
 from .fleet import Fleet
 from .scenario import Scenario
 from .truth import Truth
 
-TOPIC, TOPOLOGY_TOPIC = "telemetry.metrics", "inventory.topology"
-
 
 class Run:
     """A scenario being played; `progress` is called after every interval with (interval, records sent)."""
 
-    def __init__(self, scenario: Scenario, truth_dir: Path, kafka: str, duration_s: float | None = None,
-                 speed: float = 1.0, backfill: bool = False, topic: str = TOPIC):
+    def __init__(
+        self,
+        scenario: Scenario,
+        truth_dir: Path,
+        kafka: str,
+        duration_s: float | None = None,
+        speed: float = 1.0,
+        backfill: bool = False,
+        topic: str = topics.METRICS,
+    ):
         self.s, self.speed, self.topic = scenario, speed, topic
         self.duration = duration_s or scenario.duration_s
         if backfill:
@@ -42,8 +51,15 @@ class Run:
         self.fleet = Fleet(scenario, self.start_s)
         self.truth = Truth(truth_dir, self.fleet)
         self.lock = threading.Lock()
-        self.producer = Producer({"bootstrap.servers": kafka, "linger.ms": 50, "compression.type": "lz4",
-                                  "queue.buffering.max.messages": 1000000, "log_level": 3})
+        self.producer = Producer(
+            {
+                "bootstrap.servers": kafka,
+                "linger.ms": 50,
+                "compression.type": "lz4",
+                "queue.buffering.max.messages": 1000000,
+                "log_level": 3,
+            }
+        )
         self.sent = 0
 
     @property
@@ -52,7 +68,7 @@ class Run:
 
     def publish_topology(self) -> None:
         for key, value in formats.topology(self.fleet):
-            self.producer.produce(TOPOLOGY_TOPIC, json.dumps(value).encode(), key=key.encode())
+            self.producer.produce(topics.TOPOLOGY, json.dumps(value).encode(), key=key.encode())
         self.producer.flush(30)
         self.published_firmware = dict(self.fleet.firmware)
 
@@ -64,11 +80,15 @@ class Run:
         for name, firmware in self.fleet.firmware.items():
             if self.published_firmware.get(name) != firmware:
                 key, value = formats.array_record(self.fleet, name, started)
-                self.producer.produce(TOPOLOGY_TOPIC, json.dumps(value).encode(), key=key.encode())
+                self.producer.produce(topics.TOPOLOGY, json.dumps(value).encode(), key=key.encode())
                 self.published_firmware[name] = firmware
 
-    def realtime(self, telegraf: tuple[str, int], progress: Callable[[int, int], None] | None = None,
-                 stop: threading.Event | None = None) -> int:
+    def realtime(
+        self,
+        telegraf: tuple[str, int],
+        progress: Callable[[int, int], None] | None = None,
+        stop: threading.Event | None = None,
+    ) -> int:
         """Host metrics into Telegraf every interval (on the simulated clock); endpoints must be served."""
         self.publish_topology()
         wall0 = time.monotonic()

@@ -3,6 +3,7 @@
 Lists may hold templates that expand to many items: an array entry with `count: 200` and a name
 pattern such as "af{i:03d}", and a host entry with `per_array: 1` and a pattern such as "{array}-sql{j}".
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -13,7 +14,7 @@ import yaml
 
 # kind: (read share, I/O size in KB): TPC-E-like, OLTP, data mining (docs/domain.md).
 WORKLOADS = {"tpce": (0.90, 8), "oltp": (0.80, 8), "datamining": (0.95, 256)}
-ARRAY_PORTS = 4     # the last ports of each switch face the arrays: array k's paths use port (ports - 4 + k % 4)
+ARRAY_PORTS = 4  # the last ports of each switch face the arrays: array k's paths use port (ports - 4 + k % 4)
 
 
 @dataclass
@@ -21,8 +22,8 @@ class Volume:
     name: str
     array: str
     host: str
-    role: str                     # data | log
-    tier0_share: float = 0.0      # of capacity (hybrid arrays)
+    role: str  # data | log
+    tier0_share: float = 0.0  # of capacity (hybrid arrays)
 
 
 @dataclass
@@ -31,7 +32,7 @@ class Array:
     customer: str
     site: str
     model: str
-    media: str                    # ssd | hybrid
+    media: str  # ssd | hybrid
     firmware: str
     capacity_iops: float
     volumes: list[Volume] = field(default_factory=list)
@@ -65,9 +66,9 @@ class Host:
     site: str
     array: str
     switch: str
-    host_port: str                # the HBA port's WWN
-    switch_port: int              # where the HBA plugs in
-    array_port: int               # the switch port towards the array on this host's path
+    host_port: str  # the HBA port's WWN
+    switch_port: int  # where the HBA plugs in
+    array_port: int  # the switch port towards the array on this host's path
     queue_depth: int
     hba_mbps: float
     distance_km: float
@@ -114,20 +115,38 @@ def load(path: str | Path) -> Scenario:
     arrays, switches, hosts = {}, {}, {}
     for customer in raw["customers"]:
         for site in customer["sites"]:
-            site_switches = [Switch(s["name"], site["name"], int(s.get("ports", 48))) for s in _expand(site["switches"])]
+            site_switches = [
+                Switch(s["name"], site["name"], int(s.get("ports", 48))) for s in _expand(site["switches"])
+            ]
             if not site_switches:
                 raise ValueError(f"site {site['name']} needs at least one switch")
             switches.update({s.name: s for s in site_switches})
             for a in _expand(site["arrays"]):
-                arrays[a["name"]] = Array(a["name"], customer["name"], site["name"], a["model"], a["media"],
-                                          str(a["firmware"]), float(a.get("capacity_iops", 300000)))
+                arrays[a["name"]] = Array(
+                    a["name"],
+                    customer["name"],
+                    site["name"],
+                    a["model"],
+                    a["media"],
+                    str(a["firmware"]),
+                    float(a.get("capacity_iops", 300000)),
+                )
             for template in site.get("hosts", []):
                 targets = [a for a in arrays.values() if a.site == site["name"]] if "per_array" in template else [None]
                 for target in targets:
                     for j in range(1, template.get("per_array", 1) + 1):
                         _add_host(hosts, arrays, site_switches, customer["name"], site["name"], template, target, j)
-    scenario = Scenario(raw["name"], int(raw.get("seed", 1)), float(raw.get("interval_s", 10)),
-                        float(raw.get("duration_s", 600)), arrays, switches, hosts, raw.get("events", []), path)
+    scenario = Scenario(
+        raw["name"],
+        int(raw.get("seed", 1)),
+        float(raw.get("interval_s", 10)),
+        float(raw.get("duration_s", 600)),
+        arrays,
+        switches,
+        hosts,
+        raw.get("events", []),
+        path,
+    )
     for event in scenario.events:
         _check_event(scenario, event)
     return scenario
@@ -138,11 +157,23 @@ def _add_host(hosts, arrays, switches, customer, site, t: dict, target, j: int) 
     array = arrays[target.name if target else t["array"]]
     index = len(hosts)
     switch = next((s for s in switches if s.name == t.get("switch")), switches[index % len(switches)])
-    host = Host(name, customer, site, array.name, switch.name, f"10:00:00:00:c9:{index // 256:02x}:{index % 256:02x}:01",
-                index % max(switch.ports - ARRAY_PORTS, 1), switch.ports - ARRAY_PORTS + list(arrays).index(array.name) % ARRAY_PORTS,
-                int(t.get("queue_depth", 256)), float(t.get("hba_mbps", 800)), float(t.get("distance_km", 1)),
-                int(t.get("hops", 1)), t.get("sql_instance", "MSSQLSERVER"), list(t.get("databases", ["appdb"])),
-                [Workload(t.get("workload", "tpce"), float(t.get("iops", 5000)))])
+    host = Host(
+        name,
+        customer,
+        site,
+        array.name,
+        switch.name,
+        f"10:00:00:00:c9:{index // 256:02x}:{index % 256:02x}:01",
+        index % max(switch.ports - ARRAY_PORTS, 1),
+        switch.ports - ARRAY_PORTS + list(arrays).index(array.name) % ARRAY_PORTS,
+        int(t.get("queue_depth", 256)),
+        float(t.get("hba_mbps", 800)),
+        float(t.get("distance_km", 1)),
+        int(t.get("hops", 1)),
+        t.get("sql_instance", "MSSQLSERVER"),
+        list(t.get("databases", ["appdb"])),
+        [Workload(t.get("workload", "tpce"), float(t.get("iops", 5000)))],
+    )
     if host.workloads[0].kind not in WORKLOADS:
         raise ValueError(f"host {name}: unknown workload {host.workloads[0].kind} (one of {', '.join(WORKLOADS)})")
     hosts[name] = host

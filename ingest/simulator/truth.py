@@ -7,6 +7,7 @@ the pipeline's findings against. Written as JSON Lines under the run's truth fol
     histograms.jsonl  per hour, array, firmware and direction: I/Os per 3PAR bucket
     records.json      records emitted per measurement (host lines sent, array/switch documents served)
 """
+
 from __future__ import annotations
 
 import json
@@ -15,9 +16,15 @@ from pathlib import Path
 
 from .fleet import Fleet
 
-CONTRIBUTOR = {"firmware_upgrade": "array", "auto_tiering": "array", "slow_drain": "fabric",
-               "hba_saturation": "host_queueing", "workload_added": "array", "instance_restart": "counter_reset",
-               "array_restart": "counter_reset"}
+CONTRIBUTOR = {
+    "firmware_upgrade": "array",
+    "auto_tiering": "array",
+    "slow_drain": "fabric",
+    "hba_saturation": "host_queueing",
+    "workload_added": "array",
+    "instance_restart": "counter_reset",
+    "array_restart": "counter_reset",
+}
 
 
 class Truth:
@@ -30,11 +37,24 @@ class Truth:
     def interval(self) -> None:
         t = self.fleet.t
         for name, f in self.fleet.hosts.items():
-            self.hosts.write(json.dumps({
-                "t": t, "host": name, "read_iops": round(f.read_iops, 3), "write_iops": round(f.write_iops, 3),
-                "read_us": round(f.read_us, 3), "write_us": round(f.write_us, 3), "queueing_us": round(f.queueing_us, 3),
-                "fabric_us": round(f.fabric_us, 3), "array_read_us": round(f.array_read_us, 3),
-                "array_write_us": round(f.array_write_us, 3), "outstanding": round(f.outstanding, 3)}) + "\n")
+            self.hosts.write(
+                json.dumps(
+                    {
+                        "t": t,
+                        "host": name,
+                        "read_iops": round(f.read_iops, 3),
+                        "write_iops": round(f.write_iops, 3),
+                        "read_us": round(f.read_us, 3),
+                        "write_us": round(f.write_us, 3),
+                        "queueing_us": round(f.queueing_us, 3),
+                        "fabric_us": round(f.fabric_us, 3),
+                        "array_read_us": round(f.array_read_us, 3),
+                        "array_write_us": round(f.array_write_us, 3),
+                        "outstanding": round(f.outstanding, 3),
+                    }
+                )
+                + "\n"
+            )
 
     def count(self, measurement: str, n: int = 1) -> None:
         self.records[measurement] += n
@@ -42,17 +62,39 @@ class Truth:
     def close(self, start_s: float) -> None:
         self.hosts.close()
         s = self.fleet.s
-        (self.folder / "scenario.json").write_text(json.dumps({
-            "name": s.name, "start": start_s, "end": self.fleet.t, "interval_s": s.interval_s,
-            "arrays": len(s.arrays), "hosts": len(s.hosts), "switches": len(s.switches),
-            "volumes": sum(len(a.volumes) for a in s.arrays.values())}, indent=1))
+        (self.folder / "scenario.json").write_text(
+            json.dumps(
+                {
+                    "name": s.name,
+                    "start": start_s,
+                    "end": self.fleet.t,
+                    "interval_s": s.interval_s,
+                    "arrays": len(s.arrays),
+                    "hosts": len(s.hosts),
+                    "switches": len(s.switches),
+                    "volumes": sum(len(a.volumes) for a in s.arrays.values()),
+                },
+                indent=1,
+            )
+        )
         with (self.folder / "events.jsonl").open("w") as out:
             for event in s.events:
                 out.write(json.dumps(self._event(event, start_s)) + "\n")
         with (self.folder / "histograms.jsonl").open("w") as out:
             for (hour, array, fw, direction), counts in sorted(self.fleet.truth_histograms.items()):
-                out.write(json.dumps({"hour": hour, "array": array, "model": s.arrays[array].model, "firmware": fw,
-                                      "direction": direction, "counts": [int(c) for c in counts]}) + "\n")
+                out.write(
+                    json.dumps(
+                        {
+                            "hour": hour,
+                            "array": array,
+                            "model": s.arrays[array].model,
+                            "firmware": fw,
+                            "direction": direction,
+                            "counts": [int(c) for c in counts],
+                        }
+                    )
+                    + "\n"
+                )
         (self.folder / "records.json").write_text(json.dumps(dict(sorted(self.records.items())), indent=1))
 
     def _event(self, e: dict, start_s: float) -> dict:
@@ -61,29 +103,51 @@ class Truth:
         out = {"type": kind, "contributor": CONTRIBUTOR[kind], "start": start_s + e["at"], "end": end}
         if kind == "firmware_upgrade":
             names = s.select_arrays(e["arrays"])
-            upgraded = names[:round(len(names) * float(e.get("share", 1.0)))]
+            upgraded = names[: round(len(names) * float(e.get("share", 1.0)))]
             waves, every = int(e.get("waves", 1)), float(e.get("every", 0))
-            out.update(component="arrays", magnitude={"from": sorted({s.arrays[n].firmware for n in upgraded}),
-                                                      "to": str(e["to"])},
-                       affected={n: start_s + e["at"] + (i % waves) * every for i, n in enumerate(upgraded)})
+            out.update(
+                component="arrays",
+                magnitude={"from": sorted({s.arrays[n].firmware for n in upgraded}), "to": str(e["to"])},
+                affected={n: start_s + e["at"] + (i % waves) * every for i, n in enumerate(upgraded)},
+            )
         elif kind == "slow_drain":
             port = int(e["port"])
-            out.update(component=f"switch {e['switch']} port 0/{port}", magnitude={"delay_us": float(e.get("delay_us", 1000))},
-                       affected=sorted(h.name for h in s.hosts.values()
-                                       if h.switch == e["switch"] and port in (h.switch_port, h.array_port)))
+            out.update(
+                component=f"switch {e['switch']} port 0/{port}",
+                magnitude={"delay_us": float(e.get("delay_us", 1000))},
+                affected=sorted(
+                    h.name
+                    for h in s.hosts.values()
+                    if h.switch == e["switch"] and port in (h.switch_port, h.array_port)
+                ),
+            )
         elif kind == "hba_saturation":
             host = s.hosts[e["host"]]
-            out.update(component=f"host {host.name} HBA {host.host_port}",
-                       magnitude={"workload": e.get("workload", "datamining"), "iops": float(e.get("iops", 3200))},
-                       affected=[host.name])
+            out.update(
+                component=f"host {host.name} HBA {host.host_port}",
+                magnitude={"workload": e.get("workload", "datamining"), "iops": float(e.get("iops", 3200))},
+                affected=[host.name],
+            )
         elif kind == "auto_tiering":
-            out.update(component=f"volume {e['volume']} on {e['array']}", affected=[e["volume"]],
-                       magnitude={"target_tier0": float(e.get("target_tier0", 0.22)),
-                                  "time_constant_s": float(e.get("time_constant_s", 600))})
+            out.update(
+                component=f"volume {e['volume']} on {e['array']}",
+                affected=[e["volume"]],
+                magnitude={
+                    "target_tier0": float(e.get("target_tier0", 0.22)),
+                    "time_constant_s": float(e.get("time_constant_s", 600)),
+                },
+            )
         elif kind == "workload_added":
-            out.update(component=f"array {s.hosts[e['host']].array}", affected=[e["host"]],
-                       magnitude={"workload": e["workload"], "iops": float(e["iops"]), "count": int(e.get("count", 1)),
-                                  "every_s": float(e.get("every", 0))})
+            out.update(
+                component=f"array {s.hosts[e['host']].array}",
+                affected=[e["host"]],
+                magnitude={
+                    "workload": e["workload"],
+                    "iops": float(e["iops"]),
+                    "count": int(e.get("count", 1)),
+                    "every_s": float(e.get("every", 0)),
+                },
+            )
         elif kind == "instance_restart":
             out.update(component=f"sql instance {e['host']}", affected=[e["host"]], magnitude={})
         elif kind == "array_restart":

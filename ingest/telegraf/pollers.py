@@ -4,6 +4,7 @@ parsed with json_v2 into the measurements the normalize job knows (flink-jobs/no
 The sample config in ingest/telegraf/poller/telegraf.conf is rendered from here (tests keep the two in
 step); the local stack renders one for the simulated fleet into .sanlens/run/telegraf.d/.
 """
+
 from __future__ import annotations
 
 # Array REST API path (under the array's base URL) -> (measurement, keys of each member that become tags).
@@ -17,8 +18,17 @@ SWITCH_API = "rest/running/brocade-interface/fibrechannel-statistics"
 SWITCH_MEASUREMENT = "brocade_fc_port"
 
 
-def _http_block(alias: str, url: str, interval: str, tags: dict, measurement: str, timestamp_path: str,
-                members: str, tag_keys: list[str], headers: str = "") -> str:
+def _http_block(
+    alias: str,
+    url: str,
+    interval: str,
+    tags: dict,
+    measurement: str,
+    timestamp_path: str,
+    members: str,
+    tag_keys: list[str],
+    headers: str = "",
+) -> str:
     """One inputs.http whose json_v2 turns each member of the document into a metric, timed by the
     document's own sample time."""
     tag_lines = "".join(f'    {k} = "{v}"\n' for k, v in tags.items())
@@ -43,21 +53,42 @@ def _http_block(alias: str, url: str, interval: str, tags: dict, measurement: st
 
 def array_block(name: str, site: str, base_url: str, interval: str, hybrid: bool) -> str:
     return "\n".join(
-        _http_block(f"{name}-{measurement}", f"{base_url}/{path}", interval,
-                    {"array": name, "site": site, "source": name}, measurement, "sampleTimeSec", "members", tag_keys)
-        for path, (measurement, tag_keys) in ARRAY_APIS.items() if hybrid or path not in HYBRID_ONLY)
+        _http_block(
+            f"{name}-{measurement}",
+            f"{base_url}/{path}",
+            interval,
+            {"array": name, "site": site, "source": name},
+            measurement,
+            "sampleTimeSec",
+            "members",
+            tag_keys,
+        )
+        for path, (measurement, tag_keys) in ARRAY_APIS.items()
+        if hybrid or path not in HYBRID_ONLY
+    )
 
 
 def switch_block(name: str, site: str, base_url: str, interval: str) -> str:
-    return _http_block(f"{name}-{SWITCH_MEASUREMENT}", f"{base_url}/{SWITCH_API}", interval,
-                       {"switch": name, "site": site, "source": name}, SWITCH_MEASUREMENT, "sample-time",
-                       "Response.fibrechannel-statistics", ["name"], headers='"Accept" = "application/yang-data+json"')
+    return _http_block(
+        f"{name}-{SWITCH_MEASUREMENT}",
+        f"{base_url}/{SWITCH_API}",
+        interval,
+        {"switch": name, "site": site, "source": name},
+        SWITCH_MEASUREMENT,
+        "sample-time",
+        "Response.fibrechannel-statistics",
+        ["name"],
+        headers='"Accept" = "application/yang-data+json"',
+    )
 
 
 # The sample config (poller/telegraf.conf) is this example rendered between its header and its output.
-EXAMPLE = {"arrays": [("array01", "${SANLENS_SITE}", False), ("array02", "${SANLENS_SITE}", True)],
-           "switches": [("fabric-a-sw1", "${SANLENS_SITE}")], "base_url": "https://${SANLENS_API_GATEWAY}",
-           "interval": "5m"}
+EXAMPLE = {
+    "arrays": [("array01", "${SANLENS_SITE}", False), ("array02", "${SANLENS_SITE}", True)],
+    "switches": [("fabric-a-sw1", "${SANLENS_SITE}")],
+    "base_url": "https://${SANLENS_API_GATEWAY}",
+    "interval": "5m",
+}
 
 
 def render(arrays: list[tuple[str, str, bool]], switches: list[tuple[str, str]], base_url: str, interval: str) -> str:

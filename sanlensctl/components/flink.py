@@ -1,4 +1,5 @@
 """Flink: each PyFlink job under flink-jobs/ on its own local mini-cluster, one Python process per job."""
+
 from __future__ import annotations
 
 import json

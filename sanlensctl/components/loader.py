@@ -1,4 +1,5 @@
 """The Kafka -> ClickHouse loader (ingest/loader/), one process."""
+
 from __future__ import annotations
 
 import sys
@@ -21,5 +22,9 @@ def probe() -> dict:
     admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "log_level": 0})
     group = admin.describe_consumer_groups(["sanlens-loader"])["sanlens-loader"].result(timeout=5)
     members = len(group.members)
-    return {"healthy": members > 0, "port": PORT, "version": "-",
-            "detail": f"consumer group sanlens-loader: {members} member(s), state {group.state.name}"}
+    return {
+        "healthy": members > 0,
+        "port": PORT,
+        "version": "-",
+        "detail": f"consumer group sanlens-loader: {members} member(s), state {group.state.name}",
+    }

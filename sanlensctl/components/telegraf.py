@@ -1,4 +1,5 @@
 """Telegraf, the project's custom build, with ingest/telegraf/local/telegraf.conf."""
+
 from __future__ import annotations
 
 import subprocess
@@ -15,8 +16,11 @@ POLLERS = config.RUN / "telegraf.d"  # generated poller configs of the simulated
 
 
 def env() -> dict[str, str]:
-    return dict(config.tool_env(), SANLENS_TELEGRAF_LISTENER_PORT=str(config.TELEGRAF_LISTENER_PORT),
-                SANLENS_TELEGRAF_HEALTH_PORT=str(config.TELEGRAF_HEALTH_PORT))
+    return dict(
+        config.tool_env(),
+        SANLENS_TELEGRAF_LISTENER_PORT=str(config.TELEGRAF_LISTENER_PORT),
+        SANLENS_TELEGRAF_HEALTH_PORT=str(config.TELEGRAF_HEALTH_PORT),
+    )
 
 
 def start() -> int:
@@ -51,5 +55,9 @@ def probe() -> dict:
             healthy = resp.status == 200
     except urllib.error.HTTPError as err:
         healthy = False if err.code == 503 else None
-    return {"healthy": bool(healthy), "port": PORT, "version": version(),
-            "detail": "flushing to Kafka" if healthy else "alive, not flushing to Kafka yet (or output errors)"}
+    return {
+        "healthy": bool(healthy),
+        "port": PORT,
+        "version": version(),
+        "detail": "flushing to Kafka" if healthy else "alive, not flushing to Kafka yet (or output errors)",
+    }

@@ -1,5 +1,6 @@
 """What the benchmarks share: the raw Kafka consume rate, and a Flink job run bounded on a topic with
 its rate taken on its output topic (first to last message written, so JVM start-up is not counted)."""
+
 from __future__ import annotations
 
 import json
@@ -8,24 +9,26 @@ import sys
 import time
 import types
 import uuid
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+from confluent_kafka import Consumer
+from confluent_kafka.admin import AdminClient, NewTopic
 
-from confluent_kafka import Consumer  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
-from conftest import free_port  # noqa: E402
-
-from sanlensctl import config  # noqa: E402
-from sanlensctl.offsets import topic_size  # noqa: E402
+from sanlensctl import config
+from sanlensctl.offsets import topic_size
+from tests.support import ROOT, free_port
 
 
 def consume_all(topic: str, total: int, parse: bool) -> float:
-    c = Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"bench-raw-{uuid.uuid4().hex[:6]}",
-                  "auto.offset.reset": "earliest", "enable.auto.commit": False, "log_level": 0,
-                  "fetch.max.bytes": 52428800})
+    c = Consumer(
+        {
+            "bootstrap.servers": config.KAFKA_BOOTSTRAP,
+            "group.id": f"bench-raw-{uuid.uuid4().hex[:6]}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "log_level": 0,
+            "fetch.max.bytes": 52428800,
+        }
+    )
     c.subscribe([topic])
     seen, t0 = 0, None
     while seen < total:
@@ -42,15 +45,32 @@ def consume_all(topic: str, total: int, parse: bool) -> float:
     return seen / elapsed
 
 
-
 def run_bounded(job: str, source: str, prefix: str, output_topic: str, parallelism: int, *extra: str):
     """Run flink-jobs/JOB bounded from the earliest offset of `source`; the seconds from its first to
     its last message on `output_topic`, the wall time with start-up, and its exit code."""
     env = dict(config.tool_env(), SANLENS_RUN=str(config.RUN / "bench"))
-    proc = subprocess.Popen([sys.executable, str(ROOT / "flink-jobs" / job / "job.py"), "--input", source,
-                             "--output-prefix", prefix, "--bounded", "--from-earliest", "--group", prefix,
-                             "--rest-port", str(free_port()), "--parallelism", str(parallelism), *extra],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "flink-jobs" / job / "job.py"),
+            "--input",
+            source,
+            "--output-prefix",
+            prefix,
+            "--bounded",
+            "--from-earliest",
+            "--group",
+            prefix,
+            "--rest-port",
+            str(free_port()),
+            "--parallelism",
+            str(parallelism),
+            *extra,
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
     started, first, last, size = time.perf_counter(), None, None, 0
     while proc.poll() is None:
         now_size, now = topic_size(output_topic), time.perf_counter()
@@ -59,8 +79,11 @@ def run_bounded(job: str, source: str, prefix: str, output_topic: str, paralleli
         if now_size > size:
             size, last = now_size, now
         time.sleep(0.5)
-    return types.SimpleNamespace(first_to_last_s=max((last or 0) - (first or 0), 1e-9),
-                                 wall_s=time.perf_counter() - started, exit_code=proc.returncode)
+    return types.SimpleNamespace(
+        first_to_last_s=max((last or 0) - (first or 0), 1e-9),
+        wall_s=time.perf_counter() - started,
+        exit_code=proc.returncode,
+    )
 
 
 def fresh_topics(bench: str, topics: list[NewTopic]) -> AdminClient:

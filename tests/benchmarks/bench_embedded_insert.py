@@ -3,41 +3,43 @@
 The ratio is the cost of the HTTP interface. Both insert the same column-oriented data (a timestamp,
 two LowCardinality keys, a Float64) into the same MergeTree table shape, in the same run.
 
-    .sanlens/venv/bin/python tests/benchmarks/bench_embedded_insert.py [--rows 2000000] [--batch 200000]
+    .sanlens/venv/bin/python -m tests.benchmarks.bench_embedded_insert [--rows 2000000] [--batch 200000]
 """
+
 from __future__ import annotations
 
 import argparse
 import datetime as dt
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT))
+from tests.support import ROOT
 
-TABLE = "CREATE TABLE bench.samples (ts DateTime64(3, 'UTC'), host LowCardinality(String), " \
-        "metric LowCardinality(String), value Float64) ENGINE = MergeTree ORDER BY (metric, host, ts)"
+TABLE = (
+    "CREATE TABLE bench.samples (ts DateTime64(3, 'UTC'), host LowCardinality(String), "
+    "metric LowCardinality(String), value Float64) ENGINE = MergeTree ORDER BY (metric, host, ts)"
+)
 
 
 def columns(rows: int):
     import pyarrow as pa
 
-    t0 = int(dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc).timestamp() * 1000)
-    return pa.table({
-        "ts": pa.array([t0 + i * 10 for i in range(rows)], pa.timestamp("ms", tz="UTC")),
-        "host": pa.array([f"sql{i % 500:03d}" for i in range(rows)]),
-        "metric": pa.array([("read_us", "write_us", "reads", "writes")[i % 4] for i in range(rows)]),
-        "value": pa.array([float(i % 1000) for i in range(rows)]),
-    })
+    t0 = int(dt.datetime(2026, 11, 1, tzinfo=dt.UTC).timestamp() * 1000)
+    return pa.table(
+        {
+            "ts": pa.array([t0 + i * 10 for i in range(rows)], pa.timestamp("ms", tz="UTC")),
+            "host": pa.array([f"sql{i % 500:03d}" for i in range(rows)]),
+            "metric": pa.array([("read_us", "write_us", "reads", "writes")[i % 4] for i in range(rows)]),
+            "value": pa.array([float(i % 1000) for i in range(rows)]),
+        }
+    )
 
 
 def via_http(data, batch: int, work: Path, compress: str) -> float:
-    from conftest import EmbeddedServer
+    from tests.support import EmbeddedServer
 
     server = EmbeddedServer(work / f"http-{compress}").start()
     try:
@@ -85,8 +87,10 @@ def main() -> None:
     print(f"rows {args.rows:,} in batches of {args.batch:,} (ts, host, metric, value), {os.cpu_count()} cores")
     print(f"chdb in-process (Arrow via Python())         {direct:12,.0f} rows/s")
     for codec, rate in results.items():
-        print(f"embedded server, clickhouse-connect {str(codec or 'none'):<5} (Arrow) {rate:12,.0f} rows/s  "
-              f"= {rate / direct:.2f} of in-process")
+        print(
+            f"embedded server, clickhouse-connect {str(codec or 'none'):<5} (Arrow) {rate:12,.0f} rows/s  "
+            f"= {rate / direct:.2f} of in-process"
+        )
 
 
 if __name__ == "__main__":

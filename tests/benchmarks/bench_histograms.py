@@ -7,8 +7,9 @@ Server host reports its two disks' interval-average latencies and I/O rates. On 
 confluent-kafka consumer reads every message, then the histograms job runs bounded into a fresh
 output topic; the job's rate is taken on that topic, first to last row written. Needs `./sanlens up`.
 
-    .sanlens/venv/bin/python tests/benchmarks/bench_histograms.py [--hours 12] [--arrays 200]
+    .sanlens/venv/bin/python -m tests.benchmarks.bench_histograms [--hours 12] [--arrays 200]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,22 +17,19 @@ import json
 import sys
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from datetime import UTC, datetime, timedelta
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np
+from confluent_kafka import Producer
+from confluent_kafka.admin import NewTopic
 
-from bench_common import consume_all, fresh_topics, run_bounded  # noqa: E402
-from confluent_kafka import Producer  # noqa: E402
-from confluent_kafka.admin import NewTopic  # noqa: E402
-import numpy as np  # noqa: E402
-
-from ingest.simulator import latency  # noqa: E402
-from sanlensctl import config  # noqa: E402
-from sanlensctl.offsets import topic_size  # noqa: E402
+from ingest.simulator import latency
+from sanlensctl import config
+from sanlensctl.offsets import topic_size
+from tests.benchmarks.bench_common import consume_all, fresh_topics, run_bounded
 
 INTERVAL_S = 300
-START = datetime(2026, 11, 1, tzinfo=timezone.utc)
+START = datetime(2026, 11, 1, tzinfo=UTC)
 
 
 def samples(hours: float, arrays: int, rng: np.random.Generator):
@@ -47,15 +45,40 @@ def samples(hours: float, arrays: int, rng: np.random.Generator):
                     mix = latency.service_time("ssd", firmware, direction, 1.0, 0.3)
                     counts = latency.sample_histogram(rng, mix, int(rng.poisson(600 * INTERVAL_S)))
                     for bucket, ios in enumerate(counts):
-                        yield {**base, "metric": f"volume.{direction}_service_time_hist", "value": float(ios),
-                               "unit": "ios", "bucket": bucket, "volume": f"af{a:04d}-{v}"}, 1
+                        yield (
+                            {
+                                **base,
+                                "metric": f"volume.{direction}_service_time_hist",
+                                "value": float(ios),
+                                "unit": "ios",
+                                "bucket": bucket,
+                                "volume": f"af{a:04d}-{v}",
+                            },
+                            1,
+                        )
             host = {**base, "array": "", "host": f"sql{a:04d}", "bucket": -1, "volume": ""}
             for disk in ("D:", "L:"):
                 for direction, rate in (("read", "reads"), ("write", "writes")):
-                    yield {**host, "disk": disk, "metric": f"disk.{direction}_latency", "unit": "us",
-                           "value": float(rng.lognormal(np.log(400), 0.5))}, 0
-                    yield {**host, "disk": disk, "metric": f"disk.{rate}", "unit": "1/s",
-                           "value": float(rng.poisson(300))}, 1
+                    yield (
+                        {
+                            **host,
+                            "disk": disk,
+                            "metric": f"disk.{direction}_latency",
+                            "unit": "us",
+                            "value": float(rng.lognormal(np.log(400), 0.5)),
+                        },
+                        0,
+                    )
+                    yield (
+                        {
+                            **host,
+                            "disk": disk,
+                            "metric": f"disk.{rate}",
+                            "unit": "1/s",
+                            "value": float(rng.poisson(300)),
+                        },
+                        1,
+                    )
 
 
 def main() -> int:
@@ -69,13 +92,21 @@ def main() -> int:
     topics = [NewTopic(source, 4, 1), NewTopic(f"{prefix}.histograms", 4, 1)]
     admin = fresh_topics("bench_histograms", topics)
     try:
-        producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "linger.ms": 50,
-                             "compression.type": "lz4", "queue.buffering.max.messages": 1_000_000})
+        producer = Producer(
+            {
+                "bootstrap.servers": config.KAFKA_BOOTSTRAP,
+                "linger.ms": 50,
+                "compression.type": "lz4",
+                "queue.buffering.max.messages": 1_000_000,
+            }
+        )
         t0, produced, expected = time.perf_counter(), 0, 0
         for record, rows in samples(args.hours, args.arrays, np.random.default_rng(7)):
             while True:
                 try:
-                    producer.produce(source, json.dumps(record).encode(), key=(record["array"] or record["host"]).encode())
+                    producer.produce(
+                        source, json.dumps(record).encode(), key=(record["array"] or record["host"]).encode()
+                    )
                     break
                 except BufferError:
                     producer.poll(0.1)
@@ -83,8 +114,11 @@ def main() -> int:
             if produced % 500_000 == 0:
                 print(f"  produced {produced:,} samples", flush=True)
         producer.flush(120)
-        print(f"{produced:,} samples of {args.arrays} arrays and hosts over {args.hours:g} h produced in "
-              f"{time.perf_counter() - t0:.1f} s", flush=True)
+        print(
+            f"{produced:,} samples of {args.arrays} arrays and hosts over {args.hours:g} h produced in "
+            f"{time.perf_counter() - t0:.1f} s",
+            flush=True,
+        )
         raw = consume_all(source, produced, parse=False)
         parsed = consume_all(source, produced, parse=True)
         job = run_bounded("histograms", source, prefix, f"{prefix}.histograms", args.parallelism)

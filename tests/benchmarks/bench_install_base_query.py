@@ -8,8 +8,9 @@ install_base_histogram model's own SQL (dbt/models, staging view inlined) 5 time
 median. For comparison, the same query straight on the per-volume rollup once. Needs
 `./sanlens up`; the scratch database is dropped at the end unless --keep.
 
-    .sanlens/venv/bin/python tests/benchmarks/bench_install_base_query.py [--days 30] [--arrays 1000] [--volumes 50]
+    .sanlens/venv/bin/python -m tests.benchmarks.bench_install_base_query [--days 30] [--arrays 1000] [--volumes 50]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,11 +21,9 @@ import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from ingest.loader import rollups  # noqa: E402
-from sanlensctl import db  # noqa: E402
+from ingest.loader import rollups
+from sanlensctl import db
+from tests.support import ROOT
 
 MODELS = ROOT / "dbt" / "models"
 BUCKETS = 8
@@ -32,8 +31,10 @@ BUCKETS = 8
 
 def model_sql(database: str) -> str:
     """install_base_histogram as dbt compiles it, reading `database`'s tables through its staging view."""
+
     def plain(path: Path) -> str:
         return "\n".join(line for line in path.read_text().splitlines() if not line.lstrip().startswith("--"))
+
     staging = plain(MODELS / "staging" / "stg_array_service_time_hist.sql")
     staging = re.sub(r"\{\{\s*source\('sanlens',\s*'(\w+)'\)\s*\}\}", rf"{database}.\1", staging)
     mart = plain(MODELS / "marts" / "install_base_histogram.sql")
@@ -84,8 +85,11 @@ def main() -> int:
         client.command(f"CREATE TABLE {scratch}.service_time_hist_array_1h AS sanlens.service_time_hist_array_1h")
         t0 = time.perf_counter()
         rows = backfill(client, table, args.days, args.arrays, args.volumes)
-        print(f"backfilled {rows:,} rows ({args.days} days x {args.arrays} arrays x {args.volumes} volumes x 2 "
-              f"directions x {BUCKETS} buckets) in {time.perf_counter() - t0:.0f} s", flush=True)
+        print(
+            f"backfilled {rows:,} rows ({args.days} days x {args.arrays} arrays x {args.volumes} volumes x 2 "
+            f"directions x {BUCKETS} buckets) in {time.perf_counter() - t0:.0f} s",
+            flush=True,
+        )
         t0 = time.perf_counter()
         level = next(level for level in rollups.LEVELS if level.table == "service_time_hist_array_1h")
         client.command(rollups.insert_sql(level, scratch, since=False))
@@ -98,9 +102,11 @@ def main() -> int:
             result = client.query(query).result_rows[0]
             timings.append((time.perf_counter() - t0) * 1000)
             print(f"  run {run + 1}: {timings[-1]:,.0f} ms ({result[0]:,} mart rows, {result[1]:,} I/Os)", flush=True)
-        print(f"\ninstall-base query over {args.days} days of hourly rollups ({per_array:,} rows per array, from "
-              f"{rows:,} per volume): median of {args.runs} runs {statistics.median(timings):,.0f} ms "
-              f"(min {min(timings):,.0f}, max {max(timings):,.0f})")
+        print(
+            f"\ninstall-base query over {args.days} days of hourly rollups ({per_array:,} rows per array, from "
+            f"{rows:,} per volume): median of {args.runs} runs {statistics.median(timings):,.0f} ms "
+            f"(min {min(timings):,.0f}, max {max(timings):,.0f})"
+        )
         if args.per_volume:
             per_volume = query.replace(f"{scratch}.service_time_hist_array_1h", table)
             t0 = time.perf_counter()

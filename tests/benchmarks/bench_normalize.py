@@ -7,8 +7,9 @@ reads every message, once without and once with json.loads, and (2) the normaliz
 (first to last sample written), so JVM start-up is not counted; the wall time including it is printed too.
 Needs Kafka from `./sanlens up`.
 
-    .sanlens/venv/bin/python tests/benchmarks/bench_normalize.py [--hours 12] [--min-samples 5000000]
+    .sanlens/venv/bin/python -m tests.benchmarks.bench_normalize [--hours 12] [--min-samples 5000000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,26 +20,28 @@ import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import NewTopic
 
-from confluent_kafka import Consumer, TopicPartition  # noqa: E402
-from confluent_kafka.admin import NewTopic  # noqa: E402
-
-from bench_common import consume_all, fresh_topics, run_bounded  # noqa: E402
-
-from ingest.simulator import scenario as scenario_file  # noqa: E402
-from ingest.simulator.run import Run  # noqa: E402
-from sanlensctl import config  # noqa: E402
-from sanlensctl.offsets import topic_size  # noqa: E402
+from ingest.simulator import scenario as scenario_file
+from ingest.simulator.run import Run
+from sanlensctl import config
+from sanlensctl.offsets import topic_size
+from tests.benchmarks.bench_common import consume_all, fresh_topics, run_bounded
+from tests.support import ROOT
 
 SCENARIO = ROOT / "ingest" / "scenarios" / "firmware-rollout.yaml"
 
 
 def accounting_totals(topic: str) -> dict:
-    c = Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"bench-acc-{uuid.uuid4().hex[:6]}",
-                  "auto.offset.reset": "earliest", "log_level": 0})
+    c = Consumer(
+        {
+            "bootstrap.servers": config.KAFKA_BOOTSTRAP,
+            "group.id": f"bench-acc-{uuid.uuid4().hex[:6]}",
+            "auto.offset.reset": "earliest",
+            "log_level": 0,
+        }
+    )
     c.assign([TopicPartition(topic, 0, 0)])
     totals, high = {}, topic_size(topic)
     read = 0
@@ -63,7 +66,9 @@ def main() -> int:
     run_id = uuid.uuid4().hex[:6]
     source, prefix = f"bench-{run_id}.metrics", f"bench-{run_id}"
     topics = [NewTopic(source, 4, 1, config={"message.timestamp.type": "LogAppendTime"})]
-    topics += [NewTopic(f"{prefix}.{t}", 4 if t == "samples" else 1, 1) for t in ("samples", "deadletter", "accounting")]
+    topics += [
+        NewTopic(f"{prefix}.{t}", 4 if t == "samples" else 1, 1) for t in ("samples", "deadletter", "accounting")
+    ]
     admin = fresh_topics("bench_normalize", topics)
     try:
         s = scenario_file.load(SCENARIO)
@@ -73,8 +78,11 @@ def main() -> int:
             records = run.backfill()
             run.close()
         produce_s = time.perf_counter() - t0
-        print(f"backfill: {records:,} records of {len(s.arrays)} arrays / {len(s.hosts)} hosts over "
-              f"{args.hours:g} h produced in {produce_s:.1f} s", flush=True)
+        print(
+            f"backfill: {records:,} records of {len(s.arrays)} arrays / {len(s.hosts)} hosts over "
+            f"{args.hours:g} h produced in {produce_s:.1f} s",
+            flush=True,
+        )
         raw = consume_all(source, records, parse=False)
         parsed = consume_all(source, records, parse=True)
 
@@ -86,10 +94,14 @@ def main() -> int:
         print(f"\n{'path':<44} {'records/s':>12} {'samples/s':>12}")
         print(f"{'raw Kafka consume (confluent-kafka)':<44} {raw:>12,.0f} {raw * per_record:>12,.0f}")
         print(f"{'raw Kafka consume + json.loads':<44} {parsed:>12,.0f} {parsed * per_record:>12,.0f}")
-        print(f"{'normalize job (first to last sample out)':<44} {records / job_s:>12,.0f} {samples_in / job_s:>12,.0f}")
+        print(
+            f"{'normalize job (first to last sample out)':<44} {records / job_s:>12,.0f} {samples_in / job_s:>12,.0f}"
+        )
         print(f"{'normalize job (wall, with start-up)':<44} {records / wall:>12,.0f} {samples_in / wall:>12,.0f}")
-        print(f"\nsamples decoded {samples_in:,} ({per_record:.1f} per record), written {size:,}; "
-              f"records in {totals.get(('records', 'in'), 0):,} of {records:,} produced; job exit {job.exit_code}")
+        print(
+            f"\nsamples decoded {samples_in:,} ({per_record:.1f} per record), written {size:,}; "
+            f"records in {totals.get(('records', 'in'), 0):,} of {records:,} produced; job exit {job.exit_code}"
+        )
         if samples_in < args.min_samples:
             print(f"warning: fewer than {args.min_samples:,} samples: raise --hours", file=sys.stderr)
         return 0 if totals.get(("records", "in"), 0) == records else 1

@@ -1,0 +1,76 @@
+"""What the tests and the benchmarks share: running ./sanlens, free ports, waiting on a condition, and
+extra embedded ClickHouse servers. The fixtures are in conftest.py."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from sanlensctl import config, db
+
+ROOT = config.ROOT
+
+
+def sanlens(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(ROOT / "sanlens"), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        cwd=ROOT,
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(check, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+class EmbeddedServer:
+    """An extra embedded ClickHouse server process on its own port and data folder."""
+
+    def __init__(self, path: Path, port: int | None = None, extra: list[str] | None = None):
+        self.path, self.port, self.extra = path, port or free_port(), extra or []
+        self.proc = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> EmbeddedServer:
+        argv = [
+            sys.executable,
+            str(ROOT / "clickhouse" / "embedded" / "server.py"),
+            "--path",
+            str(self.path),
+            "--port",
+            str(self.port),
+            *self.extra,
+        ]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.proc.stdout.readline()  # the server prints one line once it listens
+        return self
+
+    def client(self, **kwargs):
+        return db.client(self.url, **kwargs)
+
+    def stop(self, kill: bool = False) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill() if kill else self.proc.terminate()
+            self.proc.wait(30)
