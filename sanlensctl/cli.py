@@ -268,7 +268,6 @@ def cmd_test(args) -> int:
         **os.environ,
         **config.isolated_env(config.TEST_RUN),
         "SANLENS_TEST_KEEP": str(int("--keep" in args.args)),
-        "PYTHONPATH": str(config.ROOT),
     }
     return subprocess.call(argv, env=env, cwd=config.ROOT)
 

@@ -81,7 +81,6 @@ def tool_env() -> dict[str, str]:
             "SANLENS_LIB": str(LIB),
             "SANLENS_RUN": str(RUN),
             "TMPDIR": str(TMP),
-            "PYTHONPATH": str(ROOT),
             "PYTHONUNBUFFERED": "1",
             # JVMs the stack starts (PyFlink's mini-clusters, Maven) keep their temp files in the project.
             "JVM_ARGS": f"-Xmx640m {JVM_OPTS}",

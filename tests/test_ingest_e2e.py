@@ -1,4 +1,4 @@
-"""Simulator -> the real Telegraf (socket listener + inputs.http pollers) -> Kafka -> normalise job ->
+"""Simulator -> the real Telegraf (socket listener + inputs.http pollers) -> Kafka -> normalize job ->
 loader -> ClickHouse, for a small fleet: every record Telegraf sent is accounted for, exactly."""
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def test_every_record_telegraf_sent_is_loaded_dead_lettered_or_counted_as_droppe
 
 
 def check_against_ground_truth(ch, site: str, prefix: str, truth: list[dict]) -> None:
-    """The normalised figures are the simulator's true ones: Perfmon's latency per interval exactly,
+    """The normalized figures are the simulator's true ones: Perfmon's latency per interval exactly,
     the DMV latency from stall and count deltas within rounding, and the slow-draining port alone
     showing time at zero transmit credit."""
     host = f"{prefix}-sql1"

@@ -1,4 +1,4 @@
-"""The normalise job's one Python function: decode a raw record (decode.py) as a table function.
+"""The normalize job's one Python function: decode a raw record (decode.py) as a table function.
 
 It returns one row per record, with the record's counts (samples, unknown fields) for the
 accounting; the samples travel as one string (fields joined by U+001F, samples by U+001E) that Flink

@@ -1,4 +1,4 @@
-"""Benchmark: the normalise job's throughput in samples/s, next to the raw Kafka consume rate, in one run.
+"""Benchmark: the normalize job's throughput in samples/s, next to the raw Kafka consume rate, in one run.
 
 A backfill of the firmware-rollout scenario (200 arrays, their hosts and switches; at least 5 million
 samples) is produced to a fresh topic; then, on the same data, (1) a plain confluent-kafka consumer
