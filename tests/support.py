@@ -32,6 +32,29 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def flink_job(job: str, source: str, prefix: str, *extra: str, bounded: bool = True, parallelism: int = 1):
+    """A job of flink-jobs/ on topics of its own, as (argv, env): it reads `source` from the earliest offset
+    (up to the offsets at start when `bounded`), writes PREFIX.* and commits as consumer group PREFIX."""
+    argv = [
+        sys.executable,
+        str(ROOT / "flink-jobs" / job / "job.py"),
+        "--input",
+        source,
+        "--output-prefix",
+        prefix,
+        *(["--bounded"] if bounded else []),
+        "--from-earliest",
+        "--group",
+        prefix,
+        "--rest-port",
+        str(free_port()),
+        "--parallelism",
+        str(parallelism),
+        *extra,
+    ]
+    return argv, dict(config.tool_env(), SANLENS_RUN=str(config.RUN / f"job-{prefix}"))
+
+
 def wait_until(check, timeout: float, what: str):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -14,7 +13,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from sanlensctl import config
-from tests.support import ROOT, free_port
+from tests.support import flink_job
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
@@ -91,28 +90,8 @@ def test_bucket_deltas_land_in_their_window_and_merge_by_adding(stack):
         producer.produce(source, json.dumps(r).encode())
     producer.flush(30)
     try:
-        job = subprocess.run(
-            [
-                sys.executable,
-                str(ROOT / "flink-jobs" / "histograms" / "job.py"),
-                "--input",
-                source,
-                "--output-prefix",
-                prefix,
-                "--bounded",
-                "--from-earliest",
-                "--group",
-                prefix,
-                "--rest-port",
-                str(free_port()),
-                "--parallelism",
-                "1",
-            ],
-            env=dict(config.tool_env(), SANLENS_RUN=str(config.RUN / "test-histograms")),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        argv, env = flink_job("histograms", source, prefix)
+        job = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
         assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-3000:]
         got, host = {}, {}
         for h in read_all(f"{prefix}.histograms"):

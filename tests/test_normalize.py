@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 import uuid
 
@@ -14,7 +13,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from sanlensctl import config
-from tests.support import ROOT, free_port, sanlens, wait_until
+from tests.support import flink_job, sanlens, wait_until
 
 
 def publish(records, key: str) -> None:
@@ -194,26 +193,8 @@ def test_accounting_counts_a_partition_held_back_longer_than_any_idle_timeout(st
     topics += [NewTopic(f"{prefix}.{t}", 1, 1) for t in ("samples", "deadletter", "accounting")]
     for f in admin.create_topics(topics).values():
         f.result(30)
-    job = subprocess.Popen(
-        [
-            sys.executable,
-            str(ROOT / "flink-jobs" / "normalize" / "job.py"),
-            "--input",
-            source,
-            "--output-prefix",
-            prefix,
-            "--from-earliest",
-            "--group",
-            prefix,
-            "--rest-port",
-            str(free_port()),
-            "--parallelism",
-            "1",
-        ],
-        env=dict(config.tool_env(), SANLENS_RUN=str(config.RUN / f"test-{prefix}")),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    argv, env = flink_job("normalize", source, prefix, bounded=False)
+    job = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
 
     def send(partition: int, t_ms: int) -> None:

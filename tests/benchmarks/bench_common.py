@@ -15,7 +15,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from sanlensctl import config
 from sanlensctl.offsets import topic_size
-from tests.support import ROOT, free_port
+from tests.support import flink_job
 
 
 def consume_all(topic: str, total: int, parse: bool) -> float:
@@ -48,29 +48,8 @@ def consume_all(topic: str, total: int, parse: bool) -> float:
 def run_bounded(job: str, source: str, prefix: str, output_topic: str, parallelism: int, *extra: str):
     """Run flink-jobs/JOB bounded from the earliest offset of `source`; the seconds from its first to
     its last message on `output_topic`, the wall time with start-up, and its exit code."""
-    env = dict(config.tool_env(), SANLENS_RUN=str(config.RUN / "bench"))
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            str(ROOT / "flink-jobs" / job / "job.py"),
-            "--input",
-            source,
-            "--output-prefix",
-            prefix,
-            "--bounded",
-            "--from-earliest",
-            "--group",
-            prefix,
-            "--rest-port",
-            str(free_port()),
-            "--parallelism",
-            str(parallelism),
-            *extra,
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )
+    argv, env = flink_job(job, source, prefix, *extra, parallelism=parallelism)
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     started, first, last, size = time.perf_counter(), None, None, 0
     while proc.poll() is None:
         now_size, now = topic_size(output_topic), time.perf_counter()
