@@ -13,7 +13,6 @@ VENV = STATE / "venv"
 DBT_VENV = STATE / "dbt-venv"
 LIB = STATE / "lib"
 BIN = STATE / "bin"
-M2 = STATE / "m2"
 RUN = Path(os.environ.get("SANLENS_RUN", STATE / "run"))  # pid files, data folders, logs of the running stack
 LOGS = RUN / "logs"
 TMP = RUN / "tmp"

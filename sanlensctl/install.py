@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from sanlensctl import config
@@ -57,7 +58,7 @@ def _fresh(stamp: Path, digest: str) -> bool:
 
 
 def _run(argv: list[str], what: str, env: dict | None = None, cwd: Path | None = None) -> None:
-    log = config.STATE / "install.log"
+    log = config.STATE / f"install-{what.split()[-1]}.log"  # one log a step: the steps run at the same time
     with open(log, "ab") as fh:
         fh.write(f"\n$ {' '.join(argv)}\n".encode())
         fh.flush()
@@ -106,12 +107,11 @@ def maven_jars() -> None:
                 mvn,
                 "-B",
                 "-q",
-                f"-Dmaven.repo.local={config.M2}",
                 "dependency:copy-dependencies",
                 f"-DoutputDirectory={target}",
                 "-DincludeScope=runtime",
             ],
-            f"Maven download of the {name} jars",
+            f"Maven download of the jars for {name}",
             env=config.tool_env(),
             cwd=pom.parent,
         )
@@ -140,7 +140,7 @@ def telegraf() -> Path:
             f"-s -w -X github.com/influxdata/telegraf/internal.Version={TELEGRAF_VERSION}",
             f"github.com/influxdata/telegraf/cmd/telegraf@v{TELEGRAF_VERSION}",
         ],
-        "the Telegraf build",
+        "the build of telegraf",
         env=env,
     )
     stamp.write_text(digest)
@@ -157,7 +157,7 @@ def dbt_venv() -> Path:
         return dbt
     step("setting up dbt in .sanlens/dbt-venv (its own environment: dbt needs protobuf 6, PyFlink an older one)")
     shutil.rmtree(config.DBT_VENV, ignore_errors=True)
-    _run([sys.executable, "-m", "venv", str(config.DBT_VENV)], "creating the dbt environment")
+    _run([sys.executable, "-m", "venv", str(config.DBT_VENV)], "creating the environment of dbt")
     _run(
         [str(config.DBT_VENV / "bin" / "pip"), "install", "--disable-pip-version-check", "-q", "-r", str(requirements)],
         "pip install of dbt",
@@ -186,9 +186,18 @@ def chromium() -> str:
 
 
 def everything() -> None:
-    """All that `up`, `demo` and `test` need. Each part is skipped when already in place."""
+    """All that `up`, `demo` and `test` need. Each part is skipped when already in place; the parts that
+    are missing are set up at the same time (downloads and builds overlap), with a line every 30 s."""
     config.STATE.mkdir(parents=True, exist_ok=True)
     require_java()
-    maven_jars()
-    telegraf()
-    dbt_venv()
+    parts = {"Maven jars": maven_jars, "Telegraf build": telegraf, "dbt environment": dbt_venv}
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(len(parts)) as pool:
+        running = {pool.submit(part): name for name, part in parts.items()}
+        while running:
+            done, _ = wait(running, timeout=30, return_when=FIRST_COMPLETED)
+            for future in done:
+                running.pop(future)
+                future.result()  # the first failure ends the set-up with its own message
+            if running and not done:
+                step(f"still setting up ({time.monotonic() - t0:.0f} s): {', '.join(sorted(running.values()))}")

@@ -6,30 +6,29 @@ from flink_jobs.normalize import functions, tables
 from ingest import topics
 
 JOB = "normalize"
+OPTIONS = [
+    (("--input",), {"default": topics.METRICS, "help": "topic of raw Telegraf JSON"}),
+    (("--output-prefix",), {"help": "write PREFIX.samples, .deadletter, .accounting instead of the contract's topics"}),
+]
 
 
-def main() -> None:
-    args = runtime.arguments(
-        __doc__,
-        [
-            (("--input",), {"default": topics.METRICS, "help": "topic of raw Telegraf JSON"}),
-            (
-                ("--output-prefix",),
-                {"help": "write PREFIX.samples, .deadletter, .accounting instead of the contract's topics"},
-            ),
-        ],
-    )
-    env = runtime.table_env(JOB, args)
+def statements(env, args):
+    """The job's sources, views and sinks registered in `env`; its three INSERTs as one statement set."""
     env.create_temporary_function("decode_record", functions.decode_record)
     env.execute_sql(tables.raw_metrics(runtime.kafka_options(args, JOB, args.input)))
     for ddl in tables.sinks(args.kafka, args.output_prefix):
         env.execute_sql(ddl)
-    for view in (tables.DECODED, tables.SAMPLES, tables.PAIRED, tables.JUDGED, tables.OUTCOMES):
-        env.execute_sql(view)
-    statements = env.create_statement_set()
+    for name, query in tables.VIEWS.items():
+        env.create_temporary_view(name, env.sql_query(query))
+    inserts = env.create_statement_set()
     for insert in (tables.INSERT_SAMPLES, tables.INSERT_DEADLETTERS, tables.INSERT_ACCOUNTING):
-        statements.add_insert_sql(insert)
-    runtime.run_until_stopped(statements.execute())
+        inserts.add_insert_sql(insert)
+    return inserts
+
+
+def main() -> None:
+    args = runtime.arguments(__doc__, OPTIONS)
+    runtime.run_until_stopped(statements(runtime.table_env(JOB, args), args).execute())
 
 
 if __name__ == "__main__":

@@ -70,7 +70,6 @@ def _part(column: str, i: int) -> str:
 
 
 DECODED = f"""
-    CREATE TEMPORARY VIEW decoded AS
     SELECT r.payload, r.kafka_topic, r.kafka_partition, r.kafka_offset, r.arrival, r.proc,
         CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), r.arrival) AS BIGINT) AS arrival_s,
         d.outcome, d.reason, d.detail, d.series, d.ts_ms, d.entity, d.samples, d.n_samples, d.n_unknown,
@@ -81,10 +80,8 @@ DECODED = f"""
          AS d({", ".join(COLUMNS)})"""
 
 # One row per sample, still packed (metric, kind, unit, bucket, num, den joined by U+001F); the
-# stateful step below carries the packed string and unpacks it after the LAG. (Flink still plans
-# the LAG once per output, samples and accounting: docs/benchmarks.md.)
+# stateful step below carries the packed string and unpacks it after the LAG.
 SAMPLES = f"""
-    CREATE TEMPORARY VIEW decoded_samples AS
     SELECT d.arrival, d.arrival_s, d.proc, d.ts_ms, d.entity, x.s,
         d.series || CHR(31) || {_part("x.s", 0)} || CHR(31) || {_part("x.s", 3)} AS series_key
     FROM decoded AS d CROSS JOIN UNNEST(SPLIT(d.samples, CHR(30))) AS x(s)
@@ -94,7 +91,6 @@ SAMPLES = f"""
 # always comes from one source, hence one Kafka partition and one subtask: processing order is
 # arrival order, and nothing waits for a watermark.
 PAIRED = f"""
-    CREATE TEMPORARY VIEW paired AS
     SELECT arrival, arrival_s, ts_ms, entity, prev_ts,
         {_part("s", 0)} AS metric, {_part("s", 1)} AS kind, {_part("s", 2)} AS unit,
         CAST({_part("s", 3)} AS INT) AS bucket,
@@ -108,7 +104,6 @@ PAIRED = f"""
 
 # The verdict on each sample: out with its canonical value, or dropped with the reason.
 JUDGED = """
-    CREATE TEMPORARY VIEW judged AS
     SELECT *,
         CASE WHEN verdict_reason = '' THEN 'out' ELSE 'dropped' END AS verdict
     FROM (
@@ -147,7 +142,6 @@ INSERT_DEADLETTERS = """
 # whenever it is processed, however long its partition was held back: no watermark, nothing late.
 # A record's own counts (in, and out or dead-lettered) always land in the same window.
 OUTCOMES = f"""
-    CREATE TEMPORARY VIEW outcomes AS
     SELECT PROCTIME() AS pt, arrival_s - MOD(arrival_s, {WINDOW_S}) AS window_s, site, unit, outcome, reason, n
     FROM (
         SELECT arrival_s, site, 'records' AS unit, 'in' AS outcome, '' AS reason, 1 AS n FROM decoded
@@ -162,6 +156,11 @@ OUTCOMES = f"""
         UNION ALL
         SELECT arrival_s, COALESCE(SPLIT_INDEX(entity, CHR(31), 0), ''), 'samples', verdict, verdict_reason, 1
         FROM judged)"""
+
+# The views in the order they build on each other. They are registered as Table objects (job.py), so
+# the plan holds one copy of each for all three outputs: SQL views (CREATE TEMPORARY VIEW) would be
+# expanded and planned again for every INSERT, with two LAG aggregations where one serves both.
+VIEWS = {"decoded": DECODED, "decoded_samples": SAMPLES, "paired": PAIRED, "judged": JUDGED, "outcomes": OUTCOMES}
 
 INSERT_ACCOUNTING = f"""
     INSERT INTO accounting
