@@ -51,7 +51,14 @@ class Watch:
         now = time.monotonic()
         positions = {name: offsets.position(group, topics) for name, (group, topics) in STAGES.items()}
         with self.lock:
-            if self.history and any(positions[n].committed > p.committed for n, p in self.history[-1][1].items()):
+            # Progress is a stage with a backlog committing more: a caught-up stage keeps committing
+            # Telegraf's heartbeat, which says nothing about the backlog behind a stalled one.
+            previous = self.history[-1][1] if self.history else {}
+            if any(
+                p.lag > CAUGHT_UP_LAG and p.committed > previous[n].committed
+                for n, p in positions.items()
+                if n in previous
+            ):
                 self.last_advance = now
             self.history.append((now, positions))
             while len(self.history) > 2 and now - self.history[1][0] >= RATE_OVER_S:
@@ -221,16 +228,19 @@ def _accounted_in(client, watch: Watch) -> int:
     )
 
 
-def _wait_accounted(client, watch: Watch, produced: int, timeout: float = 30) -> None:
-    """The accounting is emitted every few seconds after the records are processed: wait for it to count
-    every record sent (or to stop changing, if some never arrived)."""
-    deadline, last = time.monotonic() + timeout, None
+def _wait_accounted(client, watch: Watch, produced: int, timeout: float = 120, settled_s: float = 20) -> None:
+    """The accounting is emitted every 5 s of processing time and then loaded: wait until it counts every
+    record sent, or until it has not changed for `settled_s` (some never arrived: the summary says so)."""
+    deadline, last, since = time.monotonic() + timeout, None, time.monotonic()
     while time.monotonic() < deadline:
         counted = _accounted_in(client, watch)
-        if counted >= produced or (counted == last and counted > 0):
+        if counted >= produced:
             return
-        last = counted
-        time.sleep(3)
+        if counted != last:
+            last, since = counted, time.monotonic()
+        elif time.monotonic() - since >= settled_s:
+            return
+        time.sleep(2)
 
 
 def _accounting(client, watch: Watch, run, partial: bool = False) -> None:

@@ -113,6 +113,14 @@ def test_each_kind_of_bad_record_is_refused_whole_with_its_own_reason(reason):
     assert (d.outcome, d.reason, d.samples) == (DEAD, reason, [])
 
 
+@pytest.mark.parametrize("units", [1, 1000, 1_000_000, 1_000_000_000])
+def test_timestamps_in_seconds_ms_us_and_ns_are_all_understood(units):
+    """Telegraf's default JSON timestamp is whole seconds; json_timestamp_units can make it ms, us or ns."""
+    seconds = NOW // 1000
+    d = decoded({**win_disk(Disk_Reads_persec=1), "timestamp": seconds * units})
+    assert d.outcome == DECODED and d.ts_ms == seconds * 1000
+
+
 def test_nan_is_refused_like_infinity():
     d = decoded(f'{{"name":"win_disk","timestamp":{NOW},"tags":{{}},"fields":{{"Disk_Reads_persec":NaN}}}}')
     assert (d.reason, d.detail) == ("non-finite value", "Disk_Reads_persec = nan")

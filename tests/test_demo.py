@@ -93,8 +93,9 @@ def test_a_stalled_stage_makes_the_demo_give_up_and_mark_its_figures_partial(two
             if "==> playing scenario" in line:
                 os.kill(loader, signal.SIGSTOP)
                 break
-        lines += demo.stdout.readlines()
-        assert demo.wait(300) == 1, "".join(lines)[-3000:]
+        rest, _ = demo.communicate(timeout=400)
+        lines.append(rest)
+        assert demo.returncode == 1, "".join(lines)[-3000:]
     finally:
         os.kill(loader, signal.SIGCONT)
         demo.kill()

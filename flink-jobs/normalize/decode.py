@@ -102,6 +102,16 @@ def load_catalog(path: Path = CATALOG_FILE) -> dict:
     }
 
 
+# Telegraf's JSON serializer writes whole seconds unless json_timestamp_units says otherwise; the unit of
+# an epoch timestamp is told by its size (seconds below 10^11 reach the year 5138, ms below 10^14 too).
+EPOCH_UNITS = [(10**11, 1000, 1), (10**14, 1, 1), (10**17, 1, 1000), (math.inf, 1, 1_000_000)]  # below, x, /
+
+
+def epoch_ms(ts: int) -> int:
+    """An epoch timestamp in s, ms, us or ns, in whole ms (integer arithmetic: ns overflow a double)."""
+    return next(ts * mul // div for below, mul, div in EPOCH_UNITS if abs(ts) < below)
+
+
 def _number(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise Refused("non-numeric value", f"{name} = {json.dumps(value)[:80]}")
@@ -131,7 +141,8 @@ def _parse(payload: str | None, arrival_ms: int, catalog: dict):
     if measurement is None:
         raise Refused("unknown measurement", str(name)[:80])
     if isinstance(ts, bool) or not isinstance(ts, int):
-        raise Refused("bad timestamp", f"{json.dumps(ts)[:40]} is not an integer in ms")
+        raise Refused("bad timestamp", f"{json.dumps(ts)[:40]} is not an integer (s, ms, us or ns since the epoch)")
+    ts = epoch_ms(ts)
     if ts > arrival_ms + catalog["future_ms"]:
         raise Refused("timestamp in the future", f"{(ts - arrival_ms) / 1000:.0f} s ahead of arrival")
     if ts < arrival_ms - catalog["past_ms"]:
