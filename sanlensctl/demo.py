@@ -277,9 +277,9 @@ def _summary(client, watch: Watch, run, truth_dir) -> None:
                round(avgIf(value, metric = 'file.read_latency')) AS dmv_read_us,
                round(maxIf(value, metric = 'hba.outstanding_ios')) AS max_outstanding
         FROM sanlens.metrics
-        WHERE host IN {hosts:Array(String)} AND ts BETWEEN {a:DateTime64(3)} AND {b:DateTime64(3)}
+        WHERE site IN {sites:Array(String)} AND host != '' AND ts BETWEEN {a:DateTime64(3)} AND {b:DateTime64(3)}
         GROUP BY host ORDER BY host LIMIT 20""",
-        parameters={"hosts": list(run.s.hosts), **_span(run)},
+        parameters={"sites": watch.sites, **_span(run)},
     )
     print("\nHost-side latency of this run (Perfmon data disk, SQL Server file stats), microseconds:")
     cli.print_rows(hosts.column_names, hosts.result_rows)

@@ -120,6 +120,14 @@ def test_parameters_sessions_and_settings(embedded):
         a.command("SET no_such_setting = 1")
 
 
+def test_parameters_too_long_for_a_url_arrive_as_form_fields(embedded):
+    """clickhouse-connect sends the query and its parameters as multipart/form-data when the URL would be
+    too long (a list of 200 host names, say), as the real server accepts them."""
+    names = [f"site-af{i:03d}-sql1" for i in range(2000)]
+    sql = "SELECT count() FROM numbers(10) WHERE toString(number) IN {names:Array(String)} AND number > {low:UInt8}"
+    assert embedded.client().command(sql, parameters={"names": [*names, "3", "7"], "low": 5}) == 1
+
+
 def test_errors_come_back_as_clickhouse_sends_them(embedded):
     req = urllib.request.Request(embedded.url + "/", data=b"SELECT * FROM no_such_table")
     with pytest.raises(urllib.error.HTTPError) as info:

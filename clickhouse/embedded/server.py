@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import base64
+import email
+import email.policy
 import gzip
 import hmac
 import json
@@ -300,6 +302,11 @@ class Handler(BaseHTTPRequestHandler):
         try:
             self._authenticate(params)
             body = decompress(raw, self.headers.get("Content-Encoding", ""))
+            content_type = self.headers.get("Content-Type", "")
+            if content_type.startswith("multipart/form-data"):
+                # Query and parameters as form fields, as clients send them when the URL would be too long.
+                params.update(form_fields(content_type, body))
+                body = b""
             sql, data = split_query(params.get("query"), body)
             if not sql.strip():
                 raise ClickHouseError(62, "Code: 62. DB::Exception: Empty query. (SYNTAX_ERROR)")
@@ -339,6 +346,20 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+def form_fields(content_type: str, body: bytes) -> dict[str, str]:
+    """The fields of a multipart/form-data body (the query, param_*); an uploaded file (external data)
+    is refused as the server does not support it."""
+    message = email.message_from_bytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body,
+                                       policy=email.policy.HTTP)  # fmt: skip
+    fields = {}
+    for part in message.iter_parts():
+        if part.get_filename():
+            raise ClickHouseError(48, "Code: 48. DB::Exception: External data is not supported by the embedded "
+                                      "server. (NOT_IMPLEMENTED)")  # fmt: skip
+        fields[part.get_param("name", header="content-disposition")] = part.get_payload(decode=True).decode()
+    return fields
 
 
 def main(argv=None) -> int:
