@@ -17,6 +17,7 @@ DEADLETTER = _BY_ID["deadletter"]
 ACCOUNTING = _BY_ID["accounting"]
 AGENT = _BY_ID["agent"]
 TOPOLOGY = _BY_ID["topology"]
+BREAKDOWN = _BY_ID["breakdown"]
 
 
 def with_prefix(topic: str, prefix: str | None) -> str:

@@ -9,6 +9,7 @@ import logging
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from sanlensctl import config, install, procs
@@ -24,6 +25,7 @@ COMMANDS = {
     "dbt": "run dbt on the project in dbt/ with the local profile, e.g. ./sanlens dbt build",
     "demo": "the main job: bring the stack up and run the pipeline on a simulated fleet",
     "report": "write the install-base report: self-contained HTML and a PNG per chart (--out DIR)",
+    "explain": "where a host's I/O time goes per path and direction: measured, each part and its share",
     "test": "lint, then run the test suite on a stack of its own (--keep keeps its data; other arguments go to pytest)",
 }
 
@@ -45,6 +47,10 @@ def parser() -> argparse.ArgumentParser:
     sub.choices["sql"].add_argument("--format", choices=["table", "csv", "json"], default="table")
     sub.choices["dbt"].add_argument("args", nargs=argparse.REMAINDER)
     sub.choices["test"].add_argument("args", nargs=argparse.REMAINDER)
+    explain = sub.choices["explain"]
+    explain.add_argument("target", metavar="HOST[:DISK]")
+    explain.add_argument("--from", dest="start", type=_utc, help="UTC, ISO 8601 (default: an hour before --to)")
+    explain.add_argument("--to", dest="end", type=_utc, help="UTC, ISO 8601 (default: the host's last window)")
     demo = sub.choices["demo"]
     demo.add_argument(
         "--scenario",
@@ -232,6 +238,18 @@ def cmd_report(args) -> int:
 
     install.chromium()
     return report.write(Path(args.out), top=args.top)
+
+
+def _utc(text: str) -> datetime:
+    """An ISO 8601 time as naive UTC (an offset, when given, is converted)."""
+    t = datetime.fromisoformat(text)
+    return t.astimezone(UTC).replace(tzinfo=None) if t.tzinfo else t
+
+
+def cmd_explain(args) -> int:
+    from sanlensctl import explain
+
+    return explain.run(args.target, args.start, args.end)
 
 
 def cmd_test(args) -> int:

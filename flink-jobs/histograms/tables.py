@@ -4,6 +4,7 @@ interval averages (telemetry.samples) in, service-time histograms per window on 
 
 from __future__ import annotations
 
+from flink_jobs.common.sql import window_start
 from ingest import buckets, topics
 
 HIST_METRICS = {"volume.read_service_time_hist": "read", "volume.write_service_time_hist": "write"}
@@ -39,11 +40,6 @@ def sinks(bootstrap: str, prefix: str | None = None) -> list[str]:
 _CASE = " ".join(f"WHEN '{m}' THEN '{d}'" for m, d in HIST_METRICS.items())
 
 
-def _window_start(ts: str, window_s: int) -> str:
-    epoch_s = f"CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), {ts}) AS BIGINT)"
-    return f"TO_TIMESTAMP_LTZ(({epoch_s} - MOD({epoch_s}, {window_s})) * 1000, 3)"
-
-
 def bucket_of(ms: str) -> str:
     """The 3PAR bucket of a latency in ms: n holds (2^(n-8), 2^(n-7)] ms, 0 from 0, 31 open-ended."""
     return (
@@ -61,7 +57,7 @@ def insert_host_histograms(window_s: int, host_interval_s: int) -> str:
     rate = " ".join(f"WHEN '{m}' THEN '{r}'" for m, (_, r) in HOST_LATENCY.items())
     return f"""
     INSERT INTO histograms
-    SELECT {_window_start("l.ts", window_s)}, {window_s}, l.ts, '{HOST_SOURCE}', l.site, '', '', l.host, l.disk, '',
+    SELECT {window_start("l.ts", window_s)}, {window_s}, l.ts, '{HOST_SOURCE}', l.site, '', '', l.host, l.disk, '',
         CASE l.metric {latency} END, {bucket_of("l.`value` / 1000.0")},
         CAST(ROUND(r.`value` * {host_interval_s}, 0) AS BIGINT)
     FROM samples AS l
@@ -79,7 +75,7 @@ def insert_histograms(window_s: int) -> str:
     nothing waits for a watermark, and nothing arriving late or out of order can be dropped."""
     return f"""
     INSERT INTO histograms
-    SELECT {_window_start("ts", window_s)}, {window_s}, ts, 'array',
+    SELECT {window_start("ts", window_s)}, {window_s}, ts, 'array',
         site, `array`, volume, '', '', '', CASE metric {_CASE} END, bucket, CAST(`value` AS BIGINT)
     FROM samples
     WHERE metric IN ({", ".join(f"'{m}'" for m in HIST_METRICS)}) AND bucket BETWEEN 0 AND 31"""

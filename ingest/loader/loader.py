@@ -32,6 +32,7 @@ DEFAULT_ROUTES = {
     topics.ACCOUNTING: "sanlens.pipeline_accounting",
     topics.TOPOLOGY: "sanlens.topology",
     topics.HISTOGRAMS: "sanlens.service_time_hist_10s",
+    topics.BREAKDOWN: "sanlens.path_latency",
 }
 INSERT_SETTINGS = {"date_time_input_format": "best_effort", "input_format_skip_unknown_fields": 1}
 

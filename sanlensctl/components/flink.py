@@ -10,7 +10,7 @@ from sanlensctl import config, procs
 
 NAME = "flink"
 PORT = config.FLINK_REST_PORT
-JOBS = ["normalize", "histograms"]  # in start order; job i serves its REST API on FLINK_REST_PORT + i
+JOBS = ["normalize", "histograms", "breakdown"]  # in start order; job i serves its REST API on FLINK_REST_PORT + i
 PROCESSES = [f"flink-{job}" for job in JOBS]
 
 

@@ -1,0 +1,149 @@
+"""Record types and SQL of the breakdown job: normalized samples (telemetry.samples) and the inventory
+(inventory.topology) in, per window, path and direction the host's latency split into host queueing,
+fabric, array and unexplained parts out (telemetry.breakdown). The method is in README.md."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flink_jobs.common.sql import window_start
+from ingest import topics
+
+# metric -> direction, per source: the host's own latency and I/O rate, the array's service time
+HOST_LATENCY = {"disk.read_latency": "read", "disk.write_latency": "write"}
+HOST_RATE = {"disk.reads": "read", "disk.writes": "write"}
+ARRAY_SERVICE = {"volume.read_service_time": "read", "volume.write_service_time": "write"}
+HBA_OUTSTANDING = "hba.outstanding_ios"
+PORT_STALL, PORT_DISCARDS = "port.tx_credit_zero", "port.c3_out_discards"
+SAMPLE_TTL = "10 min"  # the job's state TTL: how long a sample waits in a join for its window's other parts
+KEEP_INVENTORY = "/*+ STATE_TTL('p' = '0 ms') */"  # no TTL on the inventory's side: a path may be published once
+
+
+@dataclass(frozen=True)
+class Method:
+    """The figures the attribution rests on (README.md, "Method"); each is a job argument."""
+
+    window_s: int = 10  # the sources' collection interval: one sample per series and window
+    host_interval_s: int = 10  # the host agents' collection interval: I/Os = rate x interval
+    min_ios: int = 100  # per window and direction: fewer I/Os and the interval average is noise
+    host_stack_us: float = 15.0  # the host's own stack, before any queueing
+    hop_us: float = 20.0  # per switch hop
+    km_us: float = 5.0  # per km of fibre
+    hba_busy: float = 0.2  # outstanding / queue depth from which the HBA counts as congested
+    port_stall: float = 0.01  # share of time at zero transmit credit from which a port counts as stalling
+
+
+def _names(metrics) -> str:
+    return ", ".join(f"'{m}'" for m in metrics)
+
+
+def _case(column: str, mapping: dict[str, str]) -> str:
+    return f"CASE {column} " + " ".join(f"WHEN '{k}' THEN '{v}'" for k, v in mapping.items()) + " END"
+
+
+def samples(kafka_options: str) -> str:
+    """`telemetry.samples` (docs/contract.md)."""
+    return f"""
+    CREATE TABLE samples (
+        ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, site STRING, host STRING, disk STRING,
+        `array` STRING, volume STRING, host_port STRING, switch STRING, port STRING
+    ) WITH ({kafka_options}, 'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601')"""
+
+
+def topology(kafka_options: str) -> str:
+    """`inventory.topology`, every version of every entity; `valid_from` is ISO-8601 with an offset."""
+    return f"""
+    CREATE TABLE topology (
+        kind STRING, valid_from STRING, customer STRING, site STRING, host STRING, disk STRING,
+        host_port STRING, queue_depth INT, switch STRING, host_switch_port STRING, array_switch_port STRING,
+        hops INT, distance_km DOUBLE, `array` STRING, volume STRING
+    ) WITH ({kafka_options}, 'format' = 'json', 'json.ignore-parse-errors' = 'true')"""
+
+
+def sink(bootstrap: str, prefix: str | None = None) -> str:
+    return f"""
+    CREATE TABLE breakdown (
+        window_start TIMESTAMP_LTZ(3), window_s INT, customer STRING, site STRING, host STRING, disk STRING,
+        direction STRING, host_port STRING, switch STRING, host_switch_port STRING, array_switch_port STRING,
+        `array` STRING, volume STRING, path_valid_from TIMESTAMP_LTZ(3), ios BIGINT, host_us DOUBLE,
+        host_queueing_us DOUBLE, fabric_us DOUBLE, array_us DOUBLE, unexplained_us DOUBLE, hba_busy DOUBLE,
+        port_stall DOUBLE, port_discards DOUBLE
+    ) WITH ('connector' = 'kafka', 'topic' = '{topics.with_prefix(topics.BREAKDOWN, prefix)}',
+            'properties.bootstrap.servers' = '{bootstrap}',
+            'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601',
+            'sink.delivery-guarantee' = 'at-least-once', 'properties.compression.type' = 'lz4',
+            'properties.linger.ms' = '20')"""
+
+
+def views(m: Method) -> dict[str, str]:
+    """The job's views, in the order they are registered: each source's samples placed in the window
+    their interval ends in, and every version of every path of the inventory."""
+    window = window_start("ts", m.window_s)
+    return {
+        # A host disk's latency meets its I/O rate of the same timestamp.
+        "host_windows": f"""
+            SELECT {window_start("l.ts", m.window_s)} AS window_start, l.site, l.host, l.disk,
+                {_case("l.metric", HOST_LATENCY)} AS direction, l.`value` AS host_us,
+                CAST(ROUND(r.`value` * {m.host_interval_s}, 0) AS BIGINT) AS ios
+            FROM samples AS l
+            JOIN samples AS r ON r.site = l.site AND r.host = l.host AND r.disk = l.disk AND r.ts = l.ts
+                AND {_case("r.metric", HOST_RATE)} = {_case("l.metric", HOST_LATENCY)}
+            WHERE l.metric IN ({_names(HOST_LATENCY)}) AND r.metric IN ({_names(HOST_RATE)})
+                AND r.`value` * {m.host_interval_s} >= {m.min_ios}""",
+        "array_windows": f"""
+            SELECT {window} AS window_start, site, `array`, volume, {_case("metric", ARRAY_SERVICE)} AS direction,
+                `value` AS array_us
+            FROM samples WHERE metric IN ({_names(ARRAY_SERVICE)})""",
+        "hba_windows": f"""
+            SELECT {window} AS window_start, site, host, host_port, `value` AS outstanding
+            FROM samples WHERE metric = '{HBA_OUTSTANDING}'""",
+        # tx_credit_zero is in us at zero transmit credit per s: / 1e6 is the stalled share of the time
+        "port_windows": f"""
+            SELECT {window_start("c.ts", m.window_s)} AS window_start, c.site, c.switch, c.port,
+                c.`value` / 1e6 AS stall, d.`value` AS discards
+            FROM samples AS c
+            JOIN samples AS d ON d.site = c.site AND d.switch = c.switch AND d.port = c.port AND d.ts = c.ts
+            WHERE c.metric = '{PORT_STALL}' AND d.metric = '{PORT_DISCARDS}'""",
+        "paths": """
+            SELECT customer, site, host, disk, host_port, queue_depth, switch, host_switch_port, array_switch_port,
+                hops, distance_km, `array`, volume,
+                TO_TIMESTAMP_LTZ(valid_from, 'yyyy-MM-dd''T''HH:mm:ss.SSSXXX') AS valid_from
+            FROM topology WHERE kind = 'path'""",
+    }
+
+
+def insert_breakdown(m: Method) -> str:
+    """Each host disk's window meets every version of its path that began before the window (sanlens.
+    path_latency keeps the latest of them: the path as of the window), its volume, its HBA and both of
+    its switch ports. Regular joins on the window: a row goes out as soon as all its parts are in, so
+    nothing waits for a watermark and nothing arriving late or out of order is dropped; append-only.
+    What the host measured beyond the array's service time, the nominal fabric and the host stack is
+    the excess; it goes to the contributor whose own counters show trouble, shared when both do, or to
+    `unexplained` when none does."""
+    nominal_fabric = f"(p.hops * {m.hop_us} + p.distance_km * {m.km_us})"
+    excess = f"(h.host_us - a.array_us - {nominal_fabric} - {m.host_stack_us})"
+    busy = "(b.outstanding / p.queue_depth)"  # the HBA's occupancy
+    host_evidence = f"({busy} >= {m.hba_busy})"
+    fabric_evidence = f"(GREATEST(ph.stall, pa.stall) >= {m.port_stall} OR ph.discards + pa.discards > 0)"
+    shares = f"(CAST({host_evidence} AS INT) + CAST({fabric_evidence} AS INT))"  # contributors with evidence
+    attributed = f"CASE WHEN {shares} > 0 THEN GREATEST({excess}, 0) / {shares} ELSE 0 END"
+    return f"""
+    INSERT INTO breakdown
+    SELECT {KEEP_INVENTORY}
+        h.window_start, {m.window_s}, p.customer, p.site, p.host, p.disk, h.direction, p.host_port, p.switch,
+        p.host_switch_port, p.array_switch_port, p.`array`, p.volume, p.valid_from, h.ios, h.host_us,
+        {m.host_stack_us} + CASE WHEN {host_evidence} THEN {attributed} ELSE 0 END,
+        {nominal_fabric} + CASE WHEN {fabric_evidence} THEN {attributed} ELSE 0 END,
+        a.array_us,
+        {excess} - CASE WHEN {shares} > 0 THEN GREATEST({excess}, 0) ELSE 0 END,
+        {busy}, GREATEST(ph.stall, pa.stall), ph.discards + pa.discards
+    FROM host_windows AS h
+    JOIN paths AS p ON p.site = h.site AND p.host = h.host AND p.disk = h.disk AND p.valid_from <= h.window_start
+    JOIN array_windows AS a ON a.window_start = h.window_start AND a.site = p.site AND a.`array` = p.`array`
+        AND a.volume = p.volume AND a.direction = h.direction
+    JOIN hba_windows AS b ON b.window_start = h.window_start AND b.site = p.site AND b.host = p.host
+        AND b.host_port = p.host_port
+    JOIN port_windows AS ph ON ph.window_start = h.window_start AND ph.site = p.site AND ph.switch = p.switch
+        AND ph.port = p.host_switch_port
+    JOIN port_windows AS pa ON pa.window_start = h.window_start AND pa.site = p.site AND pa.switch = p.switch
+        AND pa.port = p.array_switch_port"""

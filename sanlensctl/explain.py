@@ -1,0 +1,71 @@
+"""./sanlens explain HOST[:DISK]: where a host's I/O time goes, per path and direction, from the breakdown
+job's windows (sanlens.path_latency): what the host measured, each part and its share, I/O-weighted."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from sanlensctl import db
+from sanlensctl.errors import SanlensError
+
+PARTS = ("host_queueing", "fabric", "array", "unexplained")
+DEFAULT_SPAN = timedelta(hours=1)
+
+QUERY = f"""
+SELECT w.disk AS disk, w.direction AS direction,
+    concat(any(w.array), ':', any(w.volume)) AS volume,
+    concat(any(w.switch), ' ', any(w.host_switch_port), ' > ', any(w.array_switch_port)) AS switch_ports,
+    count() AS windows, sum(w.ios) AS ios, sum(w.host_us * w.ios) / sum(w.ios) AS measured_us,
+    {", ".join(f"sum(w.{p}_us * w.ios) / sum(w.ios) AS {p}_us" for p in PARTS)}
+FROM sanlens.path_latency AS w FINAL
+WHERE w.host = {{host:String}} AND ({{disk:String}} = '' OR w.disk = {{disk:String}})
+    AND w.window_start >= {{start:DateTime64(3)}} AND w.window_start < {{end:DateTime64(3)}}
+GROUP BY disk, direction ORDER BY disk, direction
+"""
+LAST_WINDOW = "SELECT max(window_start) + INTERVAL 10 SECOND FROM sanlens.path_latency WHERE host = {host:String}"
+
+
+def rows(host: str, disk: str, start: datetime, end: datetime) -> list[dict]:
+    """One row per path and direction: measured_us, each part in µs, the largest part."""
+    params = {"host": host, "disk": disk, "start": start, "end": end}
+    out = list(db.client().query(QUERY, parameters=params).named_results())
+    for row in out:
+        row["largest"] = max(PARTS, key=lambda p: row[f"{p}_us"])
+    return out
+
+
+def span(host: str, start: datetime | None, end: datetime | None) -> tuple[datetime, datetime]:
+    """The span asked for; by default the last hour of the host's data."""
+    if end is None:
+        end = db.client().query(LAST_WINDOW, parameters={"host": host}).first_row[0]
+        if end.year < 2000:  # max() of no rows
+            raise SanlensError(f"no latency breakdown for host {host} in sanlens.path_latency")
+        end = end.astimezone(UTC).replace(tzinfo=None) if end.tzinfo else end
+    return (start or end - DEFAULT_SPAN), end
+
+
+def table(found: list[dict]) -> tuple[list[str], list[list]]:
+    """Columns and cells for print_rows: each part as 'µs (share of measured)'."""
+    columns = ["disk", "direction", "volume", "switch ports", "windows", "ios", "measured us"]
+    columns += [f"{p} us" for p in PARTS] + ["largest"]
+    cells = []
+    for r in found:
+        parts = [f"{r[f'{p}_us']:.1f} ({r[f'{p}_us'] / r['measured_us']:.0%})" for p in PARTS]
+        head = [r["disk"], r["direction"], r["volume"], r["switch_ports"], r["windows"], r["ios"]]
+        cells.append([*head, f"{r['measured_us']:.1f}", *parts, r["largest"]])
+    return columns, cells
+
+
+def run(target: str, start: datetime | None, end: datetime | None) -> int:
+    from sanlensctl.cli import print_rows
+
+    host, _, disk = target.partition(":")
+    disk = f"{disk}:" if disk and not disk.endswith(":") else disk  # D or D: both name the disk D:
+    start, end = span(host, start, end)
+    found = rows(host, disk, start, end)
+    print(f"{target}: where the time goes from {start:%Y-%m-%d %H:%M:%S} to {end:%Y-%m-%d %H:%M:%S} UTC")
+    if not found:
+        print("no window of this host in the span (a window needs at least 100 I/Os in a direction)")
+        return 1
+    print_rows(*table(found))
+    return 0
