@@ -50,13 +50,18 @@ CLICKHOUSE_PASSWORD = os.environ.get("SANLENS_CLICKHOUSE_PASSWORD", "")
 DATABASE = "sanlens"
 
 
+def free_port() -> int:
+    """A port on loopback that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def isolated_env(run: Path) -> dict[str, str]:
     """The environment of a stack of its own: run folder `run` and free ports (nothing else changes)."""
     env = {"SANLENS_RUN": str(run)}
     for name in PORT_NAMES:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            env[f"SANLENS_{name}_PORT"] = str(s.getsockname()[1])
+        env[f"SANLENS_{name}_PORT"] = str(free_port())
     env["SANLENS_KAFKA"] = f"127.0.0.1:{env['SANLENS_KAFKA_PORT']}"
     env["SANLENS_CLICKHOUSE_URL"] = f"http://127.0.0.1:{env['SANLENS_CLICKHOUSE_PORT']}"
     return env

@@ -4,13 +4,13 @@ extra embedded ClickHouse servers. The fixtures are in conftest.py."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from sanlensctl import config, db
+from sanlensctl.config import free_port
 
 ROOT = config.ROOT
 
@@ -24,12 +24,6 @@ def sanlens(*args: str, env: dict | None = None, timeout: float = 600) -> subpro
         env={**os.environ, **(env or {})},
         cwd=ROOT,
     )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def flink_job(job: str, source: str, prefix: str, *extra: str, bounded: bool = True, parallelism: int = 1):
