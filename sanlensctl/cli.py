@@ -282,10 +282,14 @@ def cmd_test(args) -> int:
         str(config.TEST_RUN.parent / f"{config.TEST_RUN.name}-pytest"),
         *pytest_args,
     ]
+    tmp = config.TEST_RUN.parent / f"{config.TEST_RUN.name}-tmp"  # the tests' own JVMs and temp files
+    tmp.mkdir(parents=True, exist_ok=True)
     env = {
         **os.environ,
         **config.isolated_env(config.TEST_RUN),
         "SANLENS_TEST_KEEP": str(int("--keep" in args.args)),
+        "TMPDIR": str(tmp),
+        "JVM_ARGS": f"-Xmx640m -XX:-UsePerfData -Djava.io.tmpdir={tmp}",
     }
     return subprocess.call(argv, env=env, cwd=config.ROOT)
 

@@ -75,7 +75,7 @@ def require_java() -> str:
             "Java 17 is required for Kafka and Flink and was not found: install it "
             "(Debian: apt-get install openjdk-17-jdk-headless) or set JAVA_HOME"
         )
-    out = subprocess.run([java, "-version"], capture_output=True, text=True).stderr
+    out = subprocess.run([java, "-XX:-UsePerfData", "-version"], capture_output=True, text=True).stderr
     version = out.split('"')[1] if '"' in out else "?"
     if not version.startswith("17"):
         raise SanlensError(
