@@ -119,6 +119,56 @@ def maven_jars() -> None:
         step(f"{name}: {len(list(target.glob('*.jar')))} jars in {time.monotonic() - t0:.0f} s")
 
 
+FUNCTION_SOURCES = config.ROOT / "flink-jobs" / "normalize" / "decoder" / "src" / "main" / "java"
+FUNCTIONS_JAR = config.LIB / "jobs" / "sanlens-functions.jar"
+
+
+def function_jar() -> Path:
+    """The jobs' Java functions (the normalize decoder), compiled with javac against the Flink jars PyFlink
+    ships, so they match the runtime's Flink exactly and need no download."""
+    import importlib.util
+
+    flink_lib = Path(importlib.util.find_spec("pyflink").submodule_search_locations[0]) / "lib"
+    sources = sorted(FUNCTION_SOURCES.rglob("*.java"))
+    stamp = FUNCTIONS_JAR.with_suffix(".sha256")
+    digest = _digest(*sources, *(p.name for p in sorted(flink_lib.glob("*.jar"))))
+    if FUNCTIONS_JAR.exists() and _fresh(stamp, digest):
+        return FUNCTIONS_JAR
+    javac = _require_tool("javac", "install a Java 17 JDK (Debian: apt-get install openjdk-17-jdk-headless)")
+    step(f"compiling the jobs' Java functions into .sanlens/lib/jobs/{FUNCTIONS_JAR.name}")
+    classes = FUNCTIONS_JAR.parent / "classes"
+    shutil.rmtree(classes, ignore_errors=True)
+    _run(
+        [
+            javac,
+            "-J-XX:-UsePerfData",
+            "--release",
+            "17",
+            "-cp",
+            f"{flink_lib}/*",
+            "-d",
+            str(classes),
+            *map(str, sources),
+        ],
+        "javac of the jobs' functions",
+    )
+    _run(
+        [
+            _require_tool("jar", "install a Java 17 JDK"),
+            "-J-XX:-UsePerfData",
+            "cf",
+            str(FUNCTIONS_JAR),
+            "-C",
+            str(classes),
+            ".",
+        ],
+        "jar of the jobs' functions",
+    )
+    shutil.rmtree(classes)
+    stamp.write_text(digest)
+    return FUNCTIONS_JAR
+
+
 def telegraf() -> Path:
     binary = config.BIN / "telegraf"
     stamp = config.BIN / ".telegraf.build"
@@ -190,7 +240,12 @@ def everything() -> None:
     are missing are set up at the same time (downloads and builds overlap), with a line every 30 s."""
     config.STATE.mkdir(parents=True, exist_ok=True)
     require_java()
-    parts = {"Maven jars": maven_jars, "Telegraf build": telegraf, "dbt environment": dbt_venv}
+    parts = {
+        "Maven jars": maven_jars,
+        "Java functions": function_jar,
+        "Telegraf build": telegraf,
+        "dbt environment": dbt_venv,
+    }
     t0 = time.monotonic()
     with ThreadPoolExecutor(len(parts)) as pool:
         running = {pool.submit(part): name for name, part in parts.items()}

@@ -8,9 +8,11 @@ import time
 
 from sanlensctl import config, install, migrate, procs, topics
 from sanlensctl.components import clickhouse, flink, kafka, loader, telegraf
+from sanlensctl.errors import SanlensError
 
 COMPONENTS = [clickhouse, kafka, flink, loader, telegraf]  # start order; stopped in reverse
-STARTUP_TIMEOUT = {"clickhouse": 60, "kafka": 60, "flink": 120, "loader": 60, "telegraf": 60}
+# Flink starts a mini-cluster JVM per job, all at once: on 2 cores beside a running stack that took over 120 s.
+STARTUP_TIMEOUT = {"clickhouse": 60, "kafka": 60, "flink": 300, "loader": 60, "telegraf": 60}
 
 
 def say(message: str) -> None:
@@ -45,13 +47,17 @@ def up() -> dict:
             say(f"--> starting {component.NAME}")
             new_pid = component.start()
             started.append(component)
-            procs.wait_for(
-                lambda c=component: c.probe()["healthy"],
-                STARTUP_TIMEOUT[component.NAME],
-                component.NAME,
-                pid=new_pid,
-                log=procs.log_file(component.PROCESSES[0]),
-            )
+            last = {}
+            try:
+                procs.wait_for(
+                    lambda c=component, seen=last: seen.update(c.probe()) or seen["healthy"],
+                    STARTUP_TIMEOUT[component.NAME],
+                    component.NAME,
+                    pid=new_pid,
+                    log=procs.log_file(component.PROCESSES[0]),
+                )
+            except SanlensError as exc:
+                raise SanlensError(f"{exc}; last seen: {last.get('detail', 'no answer')}") from None
             _after_start(component)
             say(f"    {component.NAME} healthy in {time.monotonic() - t0:.1f} s")
     except BaseException:

@@ -1,20 +1,52 @@
-"""The normalize job's decoding step, isolated (pure logic): catalog, canonical units, refusals."""
+"""The normalize job's decoding step, isolated (pure logic): catalog, canonical units, refusals. The
+decoder is the job's Java function (flink-jobs/normalize/decoder), called here in a JVM through py4j
+with the catalog the job hands it."""
 
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
+from py4j.java_gateway import get_field
+from pyflink.java_gateway import get_gateway
+from pyflink.util.java_utils import add_jars_to_context_class_loader
 
-from flink_jobs.normalize.decode import DEAD, DECODED, ENTITY_KEYS, decode, load_catalog
-from flink_jobs.normalize.functions import encode
+from flink_jobs.normalize import catalog
+from flink_jobs.normalize.catalog import DEAD, DECODED, ENTITY_KEYS
+from sanlensctl import install
 
-CATALOG = load_catalog()
 NOW = 1_795_000_000_000
+FIELD, RECORD = "\x1f", "\x1e"
 
 
-def decoded(record, arrival=NOW):
-    return decode(record if isinstance(record, str) else json.dumps(record), arrival, CATALOG)
+@pytest.fixture(scope="module")
+def decoder():
+    add_jars_to_context_class_loader([install.function_jar().as_uri()])
+    java = get_gateway().jvm.io.sanlens.normalize
+    return java.Decoder(java.Catalog(json.dumps(catalog.load())))
+
+
+@pytest.fixture
+def decoded(decoder):
+    """The decoder's row for a record (a dict, or text as it came), with its packed samples unpacked."""
+
+    def decode(record, arrival=NOW):
+        d = decoder.decode(record if isinstance(record, str) else json.dumps(record), arrival)
+        row = {name: get_field(d, name) for name in ("outcome", "reason", "detail", "series", "entity", "samples")}
+        samples = [
+            SimpleNamespace(metric=m, kind=k, unit=u, bucket=int(b), num=float(n), den=float(den) if den else None)
+            for m, k, u, b, n, den in (s.split(FIELD) for s in row["samples"].split(RECORD) if s)
+        ]
+        return SimpleNamespace(
+            **{**row, "entity": row["entity"].split(FIELD), "packed": row["samples"], "samples": samples},
+            ts_ms=get_field(d, "tsMs"),
+            n_samples=get_field(d, "nSamples"),
+            n_unknown=get_field(d, "nUnknown"),
+            unknown_fields=list(get_field(d, "unknownFields")),
+        )
+
+    return decode
 
 
 def win_disk(**fields):
@@ -26,7 +58,7 @@ def win_disk(**fields):
     }
 
 
-def test_perfmon_seconds_become_microseconds_and_entities_come_from_tags():
+def test_perfmon_seconds_become_microseconds_and_entities_come_from_tags(decoded):
     d = decoded(win_disk(**{"Avg._Disk_sec/Read": 0.012, "Disk_Reads_persec": 250}))
     assert d.outcome == DECODED and d.ts_ms == NOW
     assert [(x.metric, x.num, x.unit, x.kind) for x in d.samples] == [
@@ -37,7 +69,7 @@ def test_perfmon_seconds_become_microseconds_and_entities_come_from_tags():
     assert (entity["host"], entity["disk"], entity["site"]) == ("h", "E:", "s")
 
 
-def test_dmv_stall_is_paired_with_its_count_for_the_ratio():
+def test_dmv_stall_is_paired_with_its_count_for_the_ratio(decoded):
     d = decoded(
         {
             "name": "sqlserver_database_io",
@@ -52,7 +84,7 @@ def test_dmv_stall_is_paired_with_its_count_for_the_ratio():
     assert (entity["database"], entity["file"]) == ("db", "db_data")
 
 
-def test_histogram_buckets_keep_their_index():
+def test_histogram_buckets_keep_their_index(decoded):
     d = decoded(
         {
             "name": "array_vv_histogram",
@@ -65,7 +97,7 @@ def test_histogram_buckets_keep_their_index():
     assert {x.metric for x in d.samples} == {"volume.write_service_time_hist"}
 
 
-def test_counters_selected_by_a_tag_and_unknown_fields_are_dropped_not_lost():
+def test_counters_selected_by_a_tag_and_unknown_fields_are_dropped_not_lost(decoded):
     d = decoded(
         {
             "name": "sqlserver_performance",
@@ -82,12 +114,11 @@ def test_counters_selected_by_a_tag_and_unknown_fields_are_dropped_not_lost():
     assert other.samples == [] and other.unknown_fields == ["sqlserver_performance.value"]
 
 
-def test_the_flink_encoding_packs_every_sample_and_counts():
+def test_the_flink_encoding_packs_every_sample_and_counts(decoded):
     d = decoded(win_disk(**{"Avg._Disk_sec/Read": 0.012, "Foo": 1}))
-    outcome, reason, _, series, ts, entity, samples, n_samples, n_unknown = encode(d)
-    assert (outcome, reason, ts, n_samples, n_unknown) == (DECODED, "", NOW, 2, 1)
-    assert samples.split("\x1e") == ["disk.read_latency\x1fgauge\x1fus\x1f-1\x1f12000.0\x1f"]
-    assert entity.split("\x1f")[:3] == ["s", "h", "E:"] and series.startswith("win_disk|")
+    assert (d.outcome, d.reason, d.ts_ms, d.n_samples, d.n_unknown) == (DECODED, "", NOW, 2, 1)
+    assert d.packed.split(RECORD) == ["disk.read_latency\x1fgauge\x1fus\x1f-1\x1f12000.0\x1f"]
+    assert d.entity[:3] == ["s", "h", "E:"] and d.series == "win_disk|host=h|instance=E:|site=s"
 
 
 BAD = {
@@ -108,19 +139,26 @@ BAD = {
 
 
 @pytest.mark.parametrize("reason", BAD)
-def test_each_kind_of_bad_record_is_refused_whole_with_its_own_reason(reason):
+def test_each_kind_of_bad_record_is_refused_whole_with_its_own_reason(decoded, reason):
     d = decoded(BAD[reason])
     assert (d.outcome, d.reason, d.samples) == (DEAD, reason, [])
 
 
 @pytest.mark.parametrize("units", [1, 1000, 1_000_000, 1_000_000_000])
-def test_timestamps_in_seconds_ms_us_and_ns_are_all_understood(units):
+def test_timestamps_in_seconds_ms_us_and_ns_are_all_understood(decoded, units):
     """Telegraf's default JSON timestamp is whole seconds; json_timestamp_units can make it ms, us or ns."""
     seconds = NOW // 1000
     d = decoded({**win_disk(Disk_Reads_persec=1), "timestamp": seconds * units})
     assert d.outcome == DECODED and d.ts_ms == seconds * 1000
 
 
-def test_nan_is_refused_like_infinity():
+def test_nan_is_refused_like_infinity(decoded):
     d = decoded(f'{{"name":"win_disk","timestamp":{NOW},"tags":{{}},"fields":{{"Disk_Reads_persec":NaN}}}}')
     assert (d.reason, d.detail) == ("non-finite value", "Disk_Reads_persec = nan")
+
+
+def test_details_say_which_field_and_by_how_much(decoded):
+    assert decoded(BAD["beyond physical bounds"]).detail == "Avg._Disk_sec/Read = 120 > 60"
+    assert decoded(win_disk(Disk_Reads_persec=-0.00001234)).detail == "Disk_Reads_persec = -1.234e-05"
+    assert decoded(win_disk(Disk_Reads_persec=True)).reason == "non-numeric value"
+    assert decoded(json.dumps(win_disk(Disk_Reads_persec=1)) + " trailing").reason == "not JSON"

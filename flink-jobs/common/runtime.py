@@ -2,7 +2,8 @@
 
 Local mode runs each job on a mini-cluster inside its Python process; the same job file is submitted
 to a JobManager with `flink run --python` in the docker-compose shape. Endpoints come from the
-environment: SANLENS_KAFKA (bootstrap servers), SANLENS_LIB (connector jars), SANLENS_RUN (state).
+environment: SANLENS_KAFKA (bootstrap servers), SANLENS_LIB (connector jars, the jobs' Java functions),
+SANLENS_RUN (state).
 """
 
 from __future__ import annotations
@@ -34,11 +35,16 @@ def arguments(description: str, extra: list[tuple[tuple, dict]] = ()) -> argpars
     return ap.parse_args()
 
 
+def state_dir(job: str) -> Path:
+    return Path(os.environ.get("SANLENS_RUN", Path.cwd() / ".sanlens" / "run")) / "flink" / job
+
+
 def table_env(job: str, args: argparse.Namespace) -> TableEnvironment:
-    state = Path(os.environ.get("SANLENS_RUN", Path.cwd() / ".sanlens" / "run")) / "flink" / job
+    state = state_dir(job)
     tmp = state / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
-    jars = sorted(Path(os.environ.get("SANLENS_LIB", ".sanlens/lib"), "flink").glob("*.jar"))
+    lib = Path(os.environ.get("SANLENS_LIB", ".sanlens/lib"))
+    jars = sorted(lib.glob("flink/*.jar")) + sorted(lib.glob("jobs/*.jar"))  # connectors; the jobs' Java functions
     conf = Configuration()
     for key, value in {
         "pipeline.name": f"sanlens-{job}",

@@ -1,45 +1,20 @@
-"""The normalize job's one Python function: decode a raw record (decode.py) as a table function.
-
-It returns one row per record, with the record's counts (samples, unknown fields) for the
-accounting; the samples travel as one string (fields joined by U+001F, samples by U+001E) that Flink
-SQL splits again. This measured no faster than a row per sample (docs/benchmarks.md); it keeps the
-record-level accounting in one row.
+"""The normalize job's one function: decode_record(payload, arrival_ms), a Java table function
+(decoder/, compiled by ./sanlens into .sanlens/lib/jobs) because SQL cannot walk a JSON object's keys.
+It gives one row per record, with the record's counts (samples, unknown fields) for the accounting; the
+samples travel as one string (fields joined by U+001F, samples by U+001E) that Flink SQL splits again.
 """
 
-from pyflink.table import DataTypes as T
-from pyflink.table.udf import TableFunction, udtf
+from __future__ import annotations
 
-from flink_jobs.normalize.decode import decode, load_catalog
+from pathlib import Path
 
-FIELD, RECORD = "\x1f", "\x1e"
+from flink_jobs.normalize import catalog
+
 COLUMNS = ["outcome", "reason", "detail", "series", "ts_ms", "entity", "samples", "n_samples", "n_unknown"]
-RESULT_TYPES = [T.STRING(), T.STRING(), T.STRING(), T.STRING(), T.BIGINT(), T.STRING(), T.STRING(), T.INT(), T.INT()]
 
 
-def encode(d) -> tuple:
-    samples = RECORD.join(
-        FIELD.join((s.metric, s.kind, s.unit, str(s.bucket), repr(s.num), "" if s.den is None else repr(s.den)))
-        for s in d.samples
-    )
-    return (
-        d.outcome,
-        d.reason,
-        d.detail,
-        d.series,
-        d.ts_ms,
-        FIELD.join(d.entity),
-        samples,
-        len(d.samples) + len(d.unknown_fields),
-        len(d.unknown_fields),
-    )
-
-
-class DecodeRecord(TableFunction):
-    def open(self, function_context):
-        self.catalog = load_catalog()
-
-    def eval(self, payload, arrival_ms):
-        yield encode(decode(payload, arrival_ms, self.catalog))
-
-
-decode_record = udtf(DecodeRecord(), result_types=RESULT_TYPES)
+def register(env, state: Path) -> None:
+    """decode_record in `env`, with the catalog written as JSON into the job's state folder."""
+    path = catalog.write_json(state / "catalog.json")
+    env.get_config().set("pipeline.global-job-parameters", f"{catalog.CATALOG_PARAMETER}:{path}")
+    env.create_java_temporary_function("decode_record", catalog.DECODER_CLASS)

@@ -14,7 +14,7 @@ OPTIONS = [
 
 def statements(env, args):
     """The job's sources, views and sinks registered in `env`; its three INSERTs as one statement set."""
-    env.create_temporary_function("decode_record", functions.decode_record)
+    functions.register(env, runtime.state_dir(JOB))
     env.execute_sql(tables.raw_metrics(runtime.kafka_options(args, JOB, args.input)))
     for ddl in tables.sinks(args.kafka, args.output_prefix):
         env.execute_sql(ddl)

@@ -3,7 +3,7 @@ job's own accounting out (docs/contract.md)."""
 
 from __future__ import annotations
 
-from flink_jobs.normalize.decode import ENTITY_KEYS
+from flink_jobs.normalize.catalog import ENTITY_KEYS
 from flink_jobs.normalize.functions import COLUMNS
 from ingest import topics
 
