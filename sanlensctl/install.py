@@ -119,17 +119,16 @@ def maven_jars() -> None:
         step(f"{name}: {len(list(target.glob('*.jar')))} jars in {time.monotonic() - t0:.0f} s")
 
 
-FUNCTION_SOURCES = config.ROOT / "flink-jobs" / "normalize" / "decoder" / "src" / "main" / "java"
 FUNCTIONS_JAR = config.LIB / "jobs" / "sanlens-functions.jar"
 
 
 def function_jar() -> Path:
-    """The jobs' Java functions (the normalize decoder), compiled with javac against the Flink jars PyFlink
+    """The jobs' Java functions (flink-jobs/<job>/java/), compiled with javac against the Flink jars PyFlink
     ships, so they match the runtime's Flink exactly and need no download."""
     import importlib.util
 
     flink_lib = Path(importlib.util.find_spec("pyflink").submodule_search_locations[0]) / "lib"
-    sources = sorted(FUNCTION_SOURCES.rglob("*.java"))
+    sources = sorted((config.ROOT / "flink-jobs").glob("*/java/**/*.java"))
     stamp = FUNCTIONS_JAR.with_suffix(".sha256")
     digest = _digest(*sources, *(p.name for p in sorted(flink_lib.glob("*.jar"))))
     if FUNCTIONS_JAR.exists() and _fresh(stamp, digest):

@@ -1,5 +1,5 @@
-"""What the tests and the benchmarks share: running ./sanlens, free ports, waiting on a condition, and
-extra embedded ClickHouse servers. The fixtures are in conftest.py."""
+"""What the tests and the benchmarks share: running ./sanlens, free ports, waiting on a condition, the
+jobs' Java functions in a JVM, and extra embedded ClickHouse servers. The fixtures are in conftest.py."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from sanlensctl import config, db
+from sanlensctl import config, db, install
 from sanlensctl.config import free_port
 
 ROOT = config.ROOT
@@ -24,6 +24,16 @@ def sanlens(*args: str, env: dict | None = None, timeout: float = 600) -> subpro
         env={**os.environ, **(env or {})},
         cwd=ROOT,
     )
+
+
+def java_functions():
+    """The package io.sanlens of the jobs' Java functions (.sanlens/lib/jobs), in PyFlink's py4j JVM: pure
+    logic called directly, without a job. Public fields are read with py4j's get_field."""
+    from pyflink.java_gateway import get_gateway
+    from pyflink.util.java_utils import add_jars_to_context_class_loader
+
+    add_jars_to_context_class_loader([install.function_jar().as_uri()])
+    return get_gateway().jvm.io.sanlens
 
 
 def flink_job(job: str, source: str, prefix: str, *extra: str, bounded: bool = True, parallelism: int = 1):

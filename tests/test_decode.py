@@ -1,5 +1,5 @@
 """The normalize job's decoding step, isolated (pure logic): catalog, canonical units, refusals. The
-decoder is the job's Java function (flink-jobs/normalize/decoder), called here in a JVM through py4j
+decoder is the job's Java function (flink-jobs/normalize/java), called here in a JVM through py4j
 with the catalog the job hands it."""
 
 from __future__ import annotations
@@ -9,12 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 from py4j.java_gateway import get_field
-from pyflink.java_gateway import get_gateway
-from pyflink.util.java_utils import add_jars_to_context_class_loader
 
 from flink_jobs.normalize import catalog
 from flink_jobs.normalize.catalog import DEAD, DECODED, ENTITY_KEYS
-from sanlensctl import install
+from tests.support import java_functions
 
 NOW = 1_795_000_000_000
 FIELD, RECORD = "\x1f", "\x1e"
@@ -22,8 +20,7 @@ FIELD, RECORD = "\x1f", "\x1e"
 
 @pytest.fixture(scope="module")
 def decoder():
-    add_jars_to_context_class_loader([install.function_jar().as_uri()])
-    java = get_gateway().jvm.io.sanlens.normalize
+    java = java_functions().normalize
     return java.Decoder(java.Catalog(json.dumps(catalog.load())))
 
 

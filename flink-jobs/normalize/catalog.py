@@ -1,6 +1,6 @@
 """The normalize job's catalog (catalog.yaml), read in one place: expanded here, decoded against in the JVM.
 
-The decoder itself is Java (decoder/, the table function decode_record): it gets the catalog as the
+The decoder itself is Java (java/, the table function decode_record): it gets the catalog as the
 JSON this module writes, through the job parameter `sanlens.catalog` naming that file.
 """
 

@@ -1,5 +1,5 @@
 """The normalize job's one function: decode_record(payload, arrival_ms), a Java table function
-(decoder/, compiled by ./sanlens into .sanlens/lib/jobs) because SQL cannot walk a JSON object's keys.
+(java/, compiled by ./sanlens into .sanlens/lib/jobs) because SQL cannot walk a JSON object's keys.
 It gives one row per record, with the record's counts (samples, unknown fields) for the accounting; the
 samples travel as one string (fields joined by U+001F, samples by U+001E) that Flink SQL splits again.
 """

@@ -18,7 +18,7 @@ def statements(env, args):
     env.execute_sql(tables.raw_metrics(runtime.kafka_options(args, JOB, args.input)))
     for ddl in tables.sinks(args.kafka, args.output_prefix):
         env.execute_sql(ddl)
-    for name, query in tables.VIEWS.items():
+    for name, query in tables.views(args.bounded).items():
         env.create_temporary_view(name, env.sql_query(query))
     inserts = env.create_statement_set()
     for insert in (tables.INSERT_SAMPLES, tables.INSERT_DEADLETTERS, tables.INSERT_ACCOUNTING):

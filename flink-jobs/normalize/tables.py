@@ -13,8 +13,9 @@ EMIT_EVERY = "INTERVAL '5' SECOND"  # how often the counts of the records proces
 
 def raw_metrics(kafka_options: str) -> str:
     """`telemetry.metrics` as raw text, so that a record that is not even JSON can still be dead-lettered.
-    Arrival is the broker's append time (the topic uses LogAppendTime): every record has one. Nothing
-    in this job waits for a watermark, so nothing can be late."""
+    Arrival is the broker's append time (the topic uses LogAppendTime): every record has one. `read_at`
+    is when the job read the record (ingestion time): no record is read before it is read, so nothing
+    can be late; its watermark only paces a bounded run's accounting. Samples wait for no watermark."""
     return f"""
     CREATE TABLE raw_metrics (
         payload STRING,
@@ -22,7 +23,9 @@ def raw_metrics(kafka_options: str) -> str:
         kafka_partition INT METADATA FROM 'partition' VIRTUAL,
         kafka_offset BIGINT METADATA FROM 'offset' VIRTUAL,
         arrival TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL,
-        proc AS PROCTIME()
+        proc AS PROCTIME(),
+        read_at AS CAST(CURRENT_TIMESTAMP AS TIMESTAMP_LTZ(3)),
+        WATERMARK FOR read_at AS read_at
     ) WITH ({kafka_options}, 'format' = 'raw')"""
 
 
@@ -70,7 +73,7 @@ def _part(column: str, i: int) -> str:
 
 
 DECODED = f"""
-    SELECT r.payload, r.kafka_topic, r.kafka_partition, r.kafka_offset, r.arrival, r.proc,
+    SELECT r.payload, r.kafka_topic, r.kafka_partition, r.kafka_offset, r.arrival, r.proc, r.read_at,
         CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), r.arrival) AS BIGINT) AS arrival_s,
         d.outcome, d.reason, d.detail, d.series, d.ts_ms, d.entity, d.samples, d.n_samples, d.n_unknown,
         COALESCE({_part("d.entity", 0)}, '') AS site
@@ -82,7 +85,7 @@ DECODED = f"""
 # One row per sample, still packed (metric, kind, unit, bucket, num, den joined by U+001F); the
 # stateful step below carries the packed string and unpacks it after the LAG.
 SAMPLES = f"""
-    SELECT d.arrival, d.arrival_s, d.proc, d.ts_ms, d.entity, x.s,
+    SELECT d.arrival, d.arrival_s, d.proc, d.read_at, d.ts_ms, d.entity, x.s,
         d.series || CHR(31) || {_part("x.s", 0)} || CHR(31) || {_part("x.s", 3)} AS series_key
     FROM decoded AS d CROSS JOIN UNNEST(SPLIT(d.samples, CHR(30))) AS x(s)
     WHERE d.outcome = 'decoded' AND d.samples <> ''"""
@@ -91,13 +94,13 @@ SAMPLES = f"""
 # always comes from one source, hence one Kafka partition and one subtask: processing order is
 # arrival order, and nothing waits for a watermark.
 PAIRED = f"""
-    SELECT arrival, arrival_s, ts_ms, entity, prev_ts,
+    SELECT arrival, arrival_s, read_at, ts_ms, entity, prev_ts,
         {_part("s", 0)} AS metric, {_part("s", 1)} AS kind, {_part("s", 2)} AS unit,
         CAST({_part("s", 3)} AS INT) AS bucket,
         CAST({_part("s", 4)} AS DOUBLE) AS num, TRY_CAST({_part("s", 5)} AS DOUBLE) AS den,
         CAST({_part("prev_s", 4)} AS DOUBLE) AS prev_num, TRY_CAST({_part("prev_s", 5)} AS DOUBLE) AS prev_den
     FROM (
-        SELECT arrival, arrival_s, ts_ms, entity, s,
+        SELECT arrival, arrival_s, read_at, ts_ms, entity, s,
             LAG(s) OVER (PARTITION BY series_key ORDER BY proc) AS prev_s,
             LAG(ts_ms) OVER (PARTITION BY series_key ORDER BY proc) AS prev_ts
         FROM decoded_samples)"""
@@ -138,29 +141,36 @@ INSERT_DEADLETTERS = """
 
 # Every record in is counted once as out or dead-lettered; every sample decoded is counted once as
 # out or dropped with its reason, in the 10 s window of the record's arrival. The counts are emitted
-# every few seconds of processing time as increments (the loader adds them up), so a record is counted
-# whenever it is processed, however long its partition was held back: no watermark, nothing late.
+# every few seconds as increments (the loader adds them up), tumbling on the time the job read the
+# record, so a record is counted whenever it is processed, however long its partition was held back:
+# nothing is late. A live job tumbles on processing time, which the clock fires even when no record
+# follows; a bounded run (a backfill) on `read_at`, whose final watermark flushes the last counts at
+# the end of input, where processing-time windows are dropped unfired.
 # A record's own counts (in, and out or dead-lettered) always land in the same window.
 OUTCOMES = f"""
-    SELECT PROCTIME() AS pt, arrival_s - MOD(arrival_s, {WINDOW_S}) AS window_s, site, unit, outcome, reason, n
+    SELECT {{read_time}} AS pt, arrival_s - MOD(arrival_s, {WINDOW_S}) AS window_s, site, unit, outcome, reason, n
     FROM (
-        SELECT arrival_s, site, 'records' AS unit, 'in' AS outcome, '' AS reason, 1 AS n FROM decoded
+        SELECT read_at, arrival_s, site, 'records' AS unit, 'in' AS outcome, '' AS reason, 1 AS n FROM decoded
         UNION ALL
-        SELECT arrival_s, site, 'records', CASE WHEN outcome = 'dead' THEN 'deadletter' ELSE 'out' END,
+        SELECT read_at, arrival_s, site, 'records', CASE WHEN outcome = 'dead' THEN 'deadletter' ELSE 'out' END,
             CASE WHEN outcome = 'dead' THEN reason ELSE '' END, 1 FROM decoded
         UNION ALL
-        SELECT arrival_s, site, 'samples', 'in', '', n_samples FROM decoded WHERE n_samples > 0
+        SELECT read_at, arrival_s, site, 'samples', 'in', '', n_samples FROM decoded WHERE n_samples > 0
         UNION ALL
-        SELECT arrival_s, site, 'samples', 'dropped', 'field not in catalog', n_unknown FROM decoded
+        SELECT read_at, arrival_s, site, 'samples', 'dropped', 'field not in catalog', n_unknown FROM decoded
         WHERE n_unknown > 0
         UNION ALL
-        SELECT arrival_s, COALESCE(SPLIT_INDEX(entity, CHR(31), 0), ''), 'samples', verdict, verdict_reason, 1
+        SELECT read_at, arrival_s, COALESCE(SPLIT_INDEX(entity, CHR(31), 0), ''), 'samples', verdict, verdict_reason, 1
         FROM judged)"""
+
 
 # The views in the order they build on each other. They are registered as Table objects (job.py), so
 # the plan holds one copy of each for all three outputs: SQL views (CREATE TEMPORARY VIEW) would be
 # expanded and planned again for every INSERT, with two LAG aggregations where one serves both.
-VIEWS = {"decoded": DECODED, "decoded_samples": SAMPLES, "paired": PAIRED, "judged": JUDGED, "outcomes": OUTCOMES}
+def views(bounded: bool) -> dict[str, str]:
+    outcomes = OUTCOMES.format(read_time="read_at" if bounded else "PROCTIME()")
+    return {"decoded": DECODED, "decoded_samples": SAMPLES, "paired": PAIRED, "judged": JUDGED, "outcomes": outcomes}
+
 
 INSERT_ACCOUNTING = f"""
     INSERT INTO accounting

@@ -19,10 +19,15 @@ def start() -> int:
     for i, job in enumerate(JOBS):
         port = config.FLINK_REST_PORT + i
         procs.require_free(port, f"the Flink REST API of job {job}", "SANLENS_FLINK_REST_PORT")
-        env = config.tool_env()
+        # the mini-cluster's own log (Flink's log4j: exceptions, restarts) beside the job's output
+        env = {**config.tool_env(), "FLINK_LOG_DIR": str(jvm_log_dir(job))}
         argv = [sys.executable, str(config.ROOT / "flink-jobs" / job / "job.py"), "--rest-port", str(port)]
         pids.append(procs.start(PROCESSES[i], argv, env))
     return pids[0]
+
+
+def jvm_log_dir(job: str):
+    return procs.log_file(f"flink-{job}").with_name(f"flink-{job}-jvm")
 
 
 def _states(port: int) -> list[str]:
