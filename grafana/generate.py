@@ -12,11 +12,14 @@ from pathlib import Path
 
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 
-from grafana import install_base_service_times
+from grafana import install_base_service_times, where_the_latency_is
 
 HERE = Path(__file__).resolve().parent
 
-DASHBOARDS = {"install-base-service-times.json": install_base_service_times}
+DASHBOARDS = {
+    "install-base-service-times.json": install_base_service_times,
+    "where-the-latency-is.json": where_the_latency_is,
+}
 
 
 def render(module) -> str:

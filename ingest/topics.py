@@ -18,6 +18,7 @@ ACCOUNTING = _BY_ID["accounting"]
 AGENT = _BY_ID["agent"]
 TOPOLOGY = _BY_ID["topology"]
 BREAKDOWN = _BY_ID["breakdown"]
+INCIDENTS = _BY_ID["incidents"]
 
 
 def with_prefix(topic: str, prefix: str | None) -> str:

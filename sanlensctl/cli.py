@@ -24,7 +24,7 @@ COMMANDS = {
     "sql": "run a query on ClickHouse and print the result",
     "dbt": "run dbt on the project in dbt/ with the local profile, e.g. ./sanlens dbt build",
     "demo": "the main job: bring the stack up and run the pipeline on a simulated fleet",
-    "report": "write the install-base report: self-contained HTML and a PNG per chart (--out DIR)",
+    "report": "write the report (install base, where the latency went, incidents): HTML and a PNG per chart",
     "explain": "where a host's I/O time goes per path and direction: measured, each part and its share",
     "test": "lint, then run the test suite on a stack of its own (--keep keeps its data; other arguments go to pytest)",
 }
@@ -44,6 +44,9 @@ def parser() -> argparse.ArgumentParser:
     sub.choices["sql"].add_argument("query")
     sub.choices["report"].add_argument("--out", required=True, help="folder for index.html and the PNGs")
     sub.choices["report"].add_argument("--top", type=int, default=20, help="volumes in the p99 chart (default 20)")
+    sub.choices["report"].add_argument(
+        "--hosts", type=int, default=4, help="hosts with a latency breakdown chart: those incidents touched most (4)"
+    )
     sub.choices["sql"].add_argument("--format", choices=["table", "csv", "json"], default="table")
     sub.choices["dbt"].add_argument("args", nargs=argparse.REMAINDER)
     sub.choices["test"].add_argument("args", nargs=argparse.REMAINDER)
@@ -237,7 +240,7 @@ def cmd_report(args) -> int:
     from sanlensctl import report
 
     install.chromium()
-    return report.write(Path(args.out), top=args.top)
+    return report.write(Path(args.out), top=args.top, hosts=args.hosts)
 
 
 def _utc(text: str) -> datetime:

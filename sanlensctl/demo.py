@@ -26,6 +26,7 @@ from sanlensctl.errors import SanlensError
 STAGES = {
     "normalize": ("sanlens-normalize", [topics.METRICS]),
     "histograms": ("sanlens-histograms", [topics.SAMPLES]),
+    "breakdown": ("sanlens-breakdown", [topics.SAMPLES]),
     "loader": ("sanlens-loader", list(DEFAULT_ROUTES)),
 }
 
@@ -284,16 +285,45 @@ def _summary(client, watch: Watch, run, truth_dir) -> None:
     print("\nHost-side latency of this run (Perfmon data disk, SQL Server file stats), microseconds:")
     cli.print_rows(hosts.column_names, hosts.result_rows)
     _install_base_summary(client, run, truth_dir)
+    _incidents_summary(client, watch, run, truth_dir)
     print(
         f"\nGround truth of this run: {truth_dir}\n"
         "What to look at next:\n"
         '  ./sanlens sql "SELECT reason, count() FROM sanlens.deadletter GROUP BY reason"\n'
         '  ./sanlens sql "SELECT metric, unit, count() FROM sanlens.metrics GROUP BY metric, unit"\n'
         "  ./sanlens sql \"SELECT * FROM sanlens_marts.install_base_histogram WHERE direction = 'write' LIMIT 40\"\n"
+        "  ./sanlens explain HOST          (where a host's I/O time goes, and the incidents that touched it)\n"
         "  ./sanlens report --out report   (HTML and PNG charts of the install base)\n"
         "  ./sanlens status            (health of every component)\n"
         "  ./sanlens down              (stop everything)"
     )
+
+
+def _incidents_summary(client, watch: Watch, run, truth_dir) -> None:
+    """The incidents the pipeline found in this run, next to the faults the scenario planted."""
+    planted = [json.loads(line) for line in (truth_dir / "events.jsonl").read_text().splitlines()]
+    planted = [e for e in planted if e["type"] in ("slow_drain", "hba_saturation", "workload_added")]
+    at = lambda epoch: "" if epoch is None else f"{datetime.fromtimestamp(epoch, UTC):%H:%M:%S}"
+    print("\nLatency faults the scenario planted (firmware upgrades and tiering move latency too, for the better):")
+    cli.print_rows(
+        ["contributor", "component", "type", "start", "end"],
+        [
+            (e["contributor"], e["component"], e["type"], at(e["start"]), at(e["end"]) or "(to the end)")
+            for e in planted
+        ],
+    )
+    found = client.query(
+        """
+        SELECT contributor, component, formatDateTime(started_at, '%H:%i:%S') AS started,
+               if(ended_at IS NULL, 'open', formatDateTime(ended_at, '%H:%i:%S')) AS ended,
+               round(excess_us) AS excess_us, severity, length(paths) AS paths
+        FROM sanlens_marts.latency_incidents
+        WHERE site IN {sites:Array(String)} AND started_at BETWEEN {a:DateTime64(3)} AND {b:DateTime64(3)}
+        ORDER BY started_at""",
+        parameters={"sites": watch.sites, **_span(run)},
+    )
+    print("Incidents the pipeline found in this run (sanlens_marts.latency_incidents):")
+    cli.print_rows(found.column_names, found.result_rows)
 
 
 def _span(run) -> dict:

@@ -1,5 +1,6 @@
 """./sanlens explain HOST[:DISK]: where a host's I/O time goes, per path and direction, from the breakdown
-job's windows (sanlens.path_latency): what the host measured, each part and its share, I/O-weighted."""
+job's windows (sanlens.path_latency): what the host measured, each part and its share, I/O-weighted; then
+the incidents along its paths in the span (sanlens.path_incidents)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,13 @@ WHERE w.host = {{host:String}} AND ({{disk:String}} = '' OR w.disk = {{disk:Stri
     AND w.window_start >= {{start:DateTime64(3)}} AND w.window_start < {{end:DateTime64(3)}}
 GROUP BY disk, direction ORDER BY disk, direction
 """
+INCIDENTS = """
+SELECT path, contributor, component, started_at, ended_at, excess_us, severity
+FROM sanlens.path_incidents FINAL
+WHERE startsWith(path, concat({host:String}, ':', {disk:String}))
+    AND started_at < {end:DateTime64(3)} AND (ended_at IS NULL OR ended_at > {start:DateTime64(3)})
+ORDER BY started_at, path
+"""
 LAST_WINDOW = "SELECT max(window_start) + INTERVAL 10 SECOND FROM sanlens.path_latency WHERE host = {host:String}"
 
 
@@ -32,6 +40,12 @@ def rows(host: str, disk: str, start: datetime, end: datetime) -> list[dict]:
     for row in out:
         row["largest"] = max(PARTS, key=lambda p: row[f"{p}_us"])
     return out
+
+
+def incidents(host: str, disk: str, start: datetime, end: datetime) -> list[dict]:
+    """The incidents in the span along the host's (or the disk's) paths."""
+    params = {"host": host, "disk": disk, "start": start, "end": end}
+    return list(db.client().query(INCIDENTS, parameters=params).named_results())
 
 
 def span(host: str, start: datetime | None, end: datetime | None) -> tuple[datetime, datetime]:
@@ -68,4 +82,24 @@ def run(target: str, start: datetime | None, end: datetime | None) -> int:
         print("no window of this host in the span (a window needs at least 100 I/Os in a direction)")
         return 1
     print_rows(*table(found))
+    touched = incidents(host, disk, start, end)
+    if not touched:
+        print("\nno incident along these paths in the span")
+        return 0
+    print("\nincidents along these paths:")
+    print_rows(
+        ["path", "contributor", "component", "started", "ended", "excess us", "severity"],
+        [
+            [
+                i["path"],
+                i["contributor"],
+                i["component"],
+                f"{i['started_at']:%Y-%m-%d %H:%M:%S}",
+                "open" if i["ended_at"] is None else f"{i['ended_at']:%H:%M:%S}",
+                f"{i['excess_us']:.1f}",
+                i["severity"],
+            ]
+            for i in touched
+        ],
+    )
     return 0

@@ -1,6 +1,7 @@
 """./sanlens report --out DIR: the install-base report as one self-contained HTML file (plotly's
 JavaScript inlined) and a PNG per chart (kaleido, through headless Chromium), from the dbt marts and
-the hourly service-time rollups."""
+the hourly service-time rollups; then where the latency went on the hosts the incidents touched most,
+and the incident list."""
 
 from __future__ import annotations
 
@@ -88,7 +89,64 @@ def top_volumes(client, top: int) -> go.Figure:
     return fig
 
 
-def write(out: Path, top: int = 20) -> int:
+PARTS = {
+    "host_queueing_us": "host queueing",
+    "fabric_us": "fabric",
+    "array_us": "array",
+    "unexplained_us": "unexplained",
+}
+
+
+def incident_hosts(client, top: int) -> list[str]:
+    """The hosts whose paths the incidents touched most (latency added x I/Os)."""
+    return [
+        r[0]
+        for r in client.query(
+            "SELECT splitByChar(':', path)[1] AS host FROM sanlens_marts.latency_incidents ARRAY JOIN paths AS path "
+            "GROUP BY host ORDER BY sum(excess_us * ios / length(paths)) DESC LIMIT {n:UInt32}",
+            parameters={"n": top},
+        ).result_rows
+    ]
+
+
+def host_breakdown(client, host: str) -> go.Figure:
+    """The host's latency per minute, stacked by part (I/O-weighted over its paths: the top is what it measured)."""
+    parts = ", ".join(f"sum({p} * ios) / sum(ios) AS {p}" for p in PARTS)
+    rows = client.query(
+        f"SELECT period_start, {parts} FROM sanlens_marts.latency_breakdown WHERE host = {{h:String}} "
+        "GROUP BY period_start ORDER BY period_start",
+        parameters={"h": host},
+    ).named_results()
+    rows = list(rows)
+    fig = go.Figure()
+    for column, name in PARTS.items():
+        fig.add_scatter(
+            name=name,
+            x=[r["period_start"] for r in rows],
+            y=[r[column] for r in rows],
+            mode="lines",
+            stackgroup="parts",
+        )
+    fig.update_layout(
+        title=f"Where the latency of {host} goes, per minute", yaxis_title="µs per I/O (stacked: the host's latency)"
+    )
+    return fig
+
+
+def incident_table(client) -> str:
+    rows = client.query(
+        "SELECT contributor, component, site, started_at, ended_at, round(excess_us, 1), severity, "
+        "arrayStringConcat(paths, ', ') FROM sanlens_marts.latency_incidents LIMIT 100"
+    ).result_rows
+    if not rows:
+        return "<p>No incident: no contributor's part stayed above its baseline on any path.</p>"
+    head = ["contributor", "component", "site", "started (UTC)", "ended", "excess µs", "severity", "paths"]
+    cells = [[*r[:4], r[4] if r[4] is not None else "open", *r[5:]] for r in rows]
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in cells)
+    return "<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + f"</tr></thead><tbody>{body}</tbody></table>"
+
+
+def write(out: Path, top: int = 20, hosts: int = 4) -> int:
     client = db.client()
     if not client.command("SELECT count() FROM sanlens_marts.install_base_histogram"):
         raise SanlensError("the install-base mart is empty: run the pipeline (./sanlens demo) and ./sanlens dbt build")
@@ -98,6 +156,8 @@ def write(out: Path, top: int = 20) -> int:
         "upgrade-effect": upgrade_effect(client),
         "top-volumes-p99-write": top_volumes(client, top),
     }
+    for host in incident_hosts(client, hosts):
+        charts[f"breakdown-{host}"] = host_breakdown(client, host)
     out.mkdir(parents=True, exist_ok=True)
     sections = []
     for i, (name, fig) in enumerate(charts.items()):
@@ -112,12 +172,18 @@ def write(out: Path, top: int = 20) -> int:
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>sanlens: install base service times</title>
-<style>body{{font-family:sans-serif;margin:2em;max-width:1150px}}</style></head>
+<style>body{{font-family:sans-serif;margin:2em;max-width:1150px}}
+td,th{{padding:2px 8px;text-align:left;font-size:90%}}</style></head>
 <body><h1>Install base service times</h1>
 <p>Generated {html.escape(stamp)} from the sanlens marts. Bucket n of the service-time histograms
 holds (2<sup>n-8</sup>, 2<sup>n-7</sup>] ms; the {FAST} is buckets 0 to 4, the Express Writes figure.
 Percentiles come from merged histograms, interpolated inside a bucket (error at most a factor of 2).</p>
 {"".join(sections)}
+<h2>Incidents</h2>
+<p>Runs of windows in which one contributor's part of a path's latency (host queueing, fabric, array) stayed
+above the baseline learnt from that path's own data, merged per component; open ones first. excess is the
+latency added per I/O. The charts above show the hosts they touched most.</p>
+{incident_table(client)}
 </body></html>
 """
     (out / "index.html").write_text(page)

@@ -12,6 +12,8 @@ import pytest
 from sanlensctl import config, db
 from tests.support import EmbeddedServer, sanlens, wait_until
 
+pytest_plugins = ["tests.breakdown_scenarios"]  # the breakdown's scenarios, shared with the dashboards' tests
+
 # Fixtures that start real components: a test using one (directly or through another fixture) is
 # marked `stack`, so that `./sanlens test -m "not stack"` runs the rest alone, in seconds.
 STACK_FIXTURES = {"stack", "embedded", "isolated"}

@@ -1,110 +1,34 @@
-"""The latency breakdown against the simulator's ground truth: a scenario of its own (a slow-drain port on
-one host's side of the switch, then an HBA saturation on another host) played through the whole stack
-(Kafka -> normalize -> breakdown -> loader -> sanlens.path_latency). The parts add up to what the host
-measured, each part matches the true one, and the planted contributor dominates on the affected paths only."""
+"""The latency breakdown and its incidents against the simulator's ground truth, through the whole stack
+(Kafka -> normalize -> breakdown -> loader -> sanlens.path_latency and sanlens.path_incidents -> the dbt mart
+sanlens_marts.latency_incidents), on the scenarios of tests/breakdown_scenarios.py: the breakdown's own and
+the default demo scenario (a slow-drain port towards an array, an HBA saturation, a consolidation knee,
+firmware upgrades, auto-tiering and counter resets). The parts add up to what the host measured, each part
+matches the true one, the planted contributor dominates on the affected paths only, and every planted fault
+is found as an incident where and when it was planted, and nothing else."""
 
 from __future__ import annotations
 
-import json
+import re
 import sys
-import types
-import uuid
-from datetime import UTC, datetime
 
 import pytest
-from confluent_kafka import Producer
 
 from flink_jobs.breakdown import job
 from flink_jobs.common import runtime
-from ingest import topics
 from ingest.simulator import latency
-from sanlensctl import config
+from tests.breakdown_scenarios import ROWS_PER_INTERVAL, iso
 from tests.support import free_port, sanlens, wait_until
 
-SCENARIO = """
-name: breakdown-{id}
-seed: 11
-interval_s: 10
-duration_s: 1800
-customers:
-  - name: c-{id}
-    sites:
-      - name: s-{id}
-        switches: [{{name: {id}-sw, ports: 16}}]
-        arrays:
-          - {{name: {id}-af1, model: AF8000, media: ssd, firmware: 3.2.1, capacity_iops: 300000}}
-          - {{name: {id}-af2, model: AF8000, media: ssd, firmware: 3.1.3, capacity_iops: 300000}}
-        hosts:
-          - {{name: {id}-sql1, array: {id}-af1, workload: tpce, iops: 8000, databases: [db1]}}
-          - {{name: {id}-sql2, array: {id}-af1, workload: oltp, iops: 6000, databases: [db2]}}
-          - {{name: {id}-sql3, array: {id}-af2, workload: oltp, iops: 5000, distance_km: 10, hops: 2, databases: [db3]}}
-events:
-  # sql1's own switch port (0/0) stalls: sql2 shares the array's port (0/12) but not this one
-  - {{type: slow_drain, at: 400, until: 900, switch: {id}-sw, port: 0, delay_us: 800}}
-  - {{type: hba_saturation, at: 1000, until: 1400, host: {id}-sql3, workload: datamining, iops: 3200}}
-"""
 PARTS = ("host_queueing_us", "fabric_us", "array_us", "unexplained_us")
-ROWS_PER_INTERVAL = 3  # per host: D: read, D: write, L: write (L: has no reads, below the minimum I/O count)
-PATH_MOVED_AT = 1500  # s into the scenario, sql2's data disk is recabled to switch port 0/0 (after the slow drain)
 
 
-def iso(epoch_s: float) -> str:
-    return datetime.fromtimestamp(epoch_s, UTC).isoformat(timespec="milliseconds")
-
-
-def move_path(run, host, switch_port: str, at: float) -> tuple[str, float]:
-    """A second version of `host`'s D: path in the inventory, through another switch port from `at` on."""
-    from ingest.simulator import formats
-
-    key, path = next((k, v) for k, v in formats.topology(run.fleet) if k == f"path/{host.name}/D:")
-    valid_from = run.start_s + at
-    moved = {**path, "host_switch_port": switch_port, "valid_from": iso(valid_from)}
-    producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
-    producer.produce(topics.TOPOLOGY, json.dumps(moved).encode(), key=key.encode())
-    producer.flush(30)
-    return host.name, valid_from
-
-
-@pytest.fixture(scope="module")
-def played(stack, ch, tmp_path_factory):
-    from ingest.simulator import scenario as scenario_file
-    from ingest.simulator.run import Run
-
-    run_id = f"b{uuid.uuid4().hex[:6]}"
-    folder = tmp_path_factory.mktemp("breakdown")
-    (folder / "scenario.yaml").write_text(SCENARIO.format(id=run_id))
-    s = scenario_file.load(folder / "scenario.yaml")
-    run = Run(s, folder / "truth", config.KAFKA_BOOTSTRAP, backfill=True)
-    moved = move_path(run, s.hosts[f"{run_id}-sql2"], "0/0", at=PATH_MOVED_AT)
-    run.backfill()
-    run.close()
-    site = f"s-{run_id}"
-    # The switch's first document lists no port yet (nothing has crossed one): each port's counters start
-    # with the first interval, so their first rate, and the first breakdown, is the second interval's.
-    expected = (run.intervals - 1) * len(s.hosts) * ROWS_PER_INTERVAL
-    query = "SELECT count() FROM sanlens.path_latency FINAL WHERE site = {s:String}"
-    wait_until(lambda: ch.command(query, parameters={"s": site}) >= expected, 600, f"{expected} windows of {site}")
-    rows = ch.query(
-        "SELECT toUnixTimestamp(window_start) AS t, * FROM sanlens.path_latency FINAL WHERE site = {s:String}",
-        parameters={"s": site},
-    ).named_results()
-    truth = {}
-    for line in (folder / "truth" / "hosts.jsonl").read_text().splitlines():
-        figures = json.loads(line)
-        truth[(figures["t"], figures["host"])] = figures
-    events = [json.loads(line) for line in (folder / "truth" / "events.jsonl").read_text().splitlines()]
-    return types.SimpleNamespace(
-        scenario=s, site=site, rows=list(rows), truth=truth, events={e["type"]: e for e in events}, moved=moved
-    )
-
-
-def test_each_window_is_broken_down_along_its_path_as_it_was_then(played, ch):
+def test_each_window_is_broken_down_along_its_path_as_it_was_then(breakdown_played, ch):
     """sql2's D: moved to switch port 0/0 during the run: the windows before keep 0/1, those after show 0/0
     (the job sends those windows for both versions; the table keeps the latest that began before each)."""
-    host, moved_at = played.moved
+    host, moved_at = breakdown_played.moved
     query = """SELECT toUnixTimestamp(window_start) >= {at:Float64} AS moved, host_switch_port, count() AS windows
         FROM sanlens.path_latency FINAL WHERE host = {h:String} AND disk = 'D:' GROUP BY ALL ORDER BY ALL"""
-    windows = {r["t"] for r in played.rows}
+    windows = {r["t"] for r in breakdown_played.rows}
     before = sum(t < moved_at for t in windows)
     expected = [(0, "0/1", 2 * before), (1, "0/0", 2 * (len(windows) - before))]  # x read and write
     wait_until(
@@ -116,24 +40,24 @@ def nominal_fabric(host) -> float:
     return latency.fabric_us(host.hops, host.distance_km, 0.0)
 
 
-def test_every_window_of_every_path_is_broken_down_once(played):
-    rows, s = played.rows, played.scenario
+def test_every_window_of_every_path_is_broken_down_once(breakdown_played):
+    rows, s = breakdown_played.rows, breakdown_played.scenario
     expected = (s.duration_s / s.interval_s - 1) * len(s.hosts) * ROWS_PER_INTERVAL
     assert len(rows) == len({(r["t"], r["host"], r["disk"], r["direction"]) for r in rows}) == expected
 
 
-def test_the_parts_add_up_to_what_the_host_measured(played):
-    rows, truth = played.rows, played.truth
+def test_the_parts_add_up_to_what_the_host_measured(breakdown_played):
+    rows, truth = breakdown_played.rows, breakdown_played.truth
     for r in rows:
         assert sum(r[p] for p in PARTS) == pytest.approx(r["host_us"], rel=1e-9)
         true_host_us = truth[(r["t"], r["host"])][f"{r['direction']}_us"]
         assert r["host_us"] == pytest.approx(true_host_us, rel=1e-4)
 
 
-def test_each_part_matches_the_truth(played):
+def test_each_part_matches_the_truth(breakdown_played):
     """Array within 0.1 µs (the array reports ms to 4 decimals); host queueing and fabric within 2% + 2 µs;
     what is left unexplained under 1% of the host's latency, on every window, faults included."""
-    rows, truth = played.rows, played.truth
+    rows, truth = breakdown_played.rows, breakdown_played.truth
     for r in rows:
         t = truth[(r["t"], r["host"])]
         assert r["array_us"] == pytest.approx(t[f"array_{r['direction']}_us"], abs=0.1)
@@ -142,8 +66,13 @@ def test_each_part_matches_the_truth(played):
         assert abs(r["unexplained_us"]) < 0.01 * r["host_us"], r
 
 
-def test_the_planted_contributor_dominates_on_the_affected_paths_only(played):
-    s, rows, truth, events = played.scenario, played.rows, played.truth, played.events
+def test_the_planted_contributor_dominates_on_the_affected_paths_only(breakdown_played):
+    s, rows, truth, events = (
+        breakdown_played.scenario,
+        breakdown_played.rows,
+        breakdown_played.truth,
+        breakdown_played.events,
+    )
     slow_drain, saturation = events["slow_drain"], events["hba_saturation"]
     affected = {
         "fabric": lambda r: (
@@ -173,11 +102,12 @@ def largest_parts(explained: str) -> dict[tuple[str, str], str]:
     """(disk, direction) -> the 'largest' column of ./sanlens explain's table (the last word of each line)."""
     lines = explained.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("disk"))
-    return {tuple(line.split()[:2]): line.split()[-1] for line in lines[header + 2 : -1]}
+    end = next(i for i, line in enumerate(lines) if i > header and line.startswith("("))
+    return {tuple(line.split()[:2]): line.split()[-1] for line in lines[header + 2 : end]}
 
 
-def test_explain_shows_the_fabric_during_the_slow_drain_and_the_array_outside_it(played):
-    drain = played.events["slow_drain"]
+def test_explain_shows_the_fabric_during_the_slow_drain_and_the_array_outside_it(breakdown_played):
+    drain = breakdown_played.events["slow_drain"]
     host = drain["affected"][0]
     # the truth's windows start where the figures' interval ends: one interval after the planted time
     during = sanlens("explain", host, "--from", iso(drain["start"] + 10), "--to", iso(drain["end"] + 10))
@@ -186,15 +116,19 @@ def test_explain_shows_the_fabric_during_the_slow_drain_and_the_array_outside_it
     paths = {("D:", "read"), ("D:", "write"), ("L:", "write")}
     assert largest_parts(during.stdout) == dict.fromkeys(paths, "fabric"), during.stdout
     assert largest_parts(before.stdout) == dict.fromkeys(paths, "array"), before.stdout
+    # and the incident that touched them, named by its switch port
+    incident = during.stdout.split("incidents along these paths:")[-1]
+    assert re.search(rf" fabric +{drain['component'].split()[1]}:0/0 ", incident), during.stdout
+    assert "no incident along these paths in the span" in before.stdout
 
 
-def test_the_mart_adds_up_and_leaves_little_unexplained(played, ch):
-    s, windows = played.scenario, played.rows
+def test_the_mart_adds_up_and_leaves_little_unexplained(breakdown_played, ch):
+    s, windows = breakdown_played.scenario, breakdown_played.rows
     out = sanlens("dbt", "build", "--select", "+latency_breakdown")
     assert out.returncode == 0, out.stdout[-3000:]
     rows = ch.query(
         "SELECT * FROM sanlens_marts.latency_breakdown WHERE site = {s:String}",
-        parameters={"s": played.site},
+        parameters={"s": breakdown_played.site},
     ).named_results()
     rows = list(rows)
     minutes = len({w["t"] // 60 for w in windows})
@@ -214,8 +148,140 @@ def test_the_plan_is_sql_in_the_jvm_and_waits_for_no_watermark(monkeypatch):
     optimized = plan.split("== Optimized Execution Plan ==")[-1]
     assert optimized.count("TableSourceScan(table=[[default_catalog, default_database, samples") == 1
     assert "Python" not in optimized and "watermark" not in optimized.lower() and "Window" not in optimized
-    # latency with rate, stall with discards (planned once for both ports), then path, volume, HBA, two ports
-    assert optimized.count("Join(") == 7
-    with_hints = [line for line in physical.splitlines() if "Join(" in line and "stateTtlHints" in line]
-    assert len(with_hints) == 1 and "<=(valid_from, window_start)" in with_hints[0]  # the path as of the window
-    assert "STATE_TTL options:{RIGHT=0 ms}" in with_hints[0]
+    # latency with rate, stall with discards (planned once for both ports), then path, volume, HBA, two ports,
+    # once for both outputs (the breakdown and the incidents), and one process table function
+    assert optimized.count("Join(") == 7 and optimized.count("ProcessTableFunction(") == 1
+    # the one join with a hint (the physical plan draws it under each output; the execution plan reuses it)
+    with_hints = {line.split("Join(", 1)[1] for line in physical.splitlines() if "Join(" in line and "stateTtl" in line}
+    assert len(with_hints) == 1
+    (hinted,) = with_hints
+    assert "<=(valid_from, window_start)" in hinted  # the path as of the window
+    assert "STATE_TTL options:{RIGHT=0 ms}" in hinted
+
+
+# --- incidents -----------------------------------------------------------------------------------------
+
+KNEE = 1.25  # the knee's onset: the first window in which the array's service times are 25% above unloaded
+
+
+def planted_incidents(s, truth: dict, events: list[dict]) -> dict[tuple[str, str], dict]:
+    """(contributor, component) -> the incident the ground truth says is there: its first and last windows
+    (the truth's figures at t are the window starting at t) and the latency it added per I/O."""
+    interval, last = s.interval_s, max(t for t, _ in truth)
+    found = {}
+
+    def incident(contributor, component, hosts, added):
+        """`added(figures, direction)`: the latency the fault added to that host and direction in a window,
+        or 0 outside it."""
+        windows, weighted, ios = set(), 0.0, 0.0
+        for (t, host), f in truth.items():
+            for direction in ("read", "write") if host in hosts else ():
+                extra, n = added(f, direction), f[f"{direction}_iops"] * interval
+                if extra > 0 and n >= 100:
+                    windows.add(t)
+                    weighted, ios = weighted + extra * n, ios + n
+        end = max(windows) + interval
+        found[(contributor, component)] = {
+            "start": min(windows),
+            "end": None if end > last else end,
+            "excess_us": weighted / ios,
+        }
+
+    for e in events:
+        if e["type"] == "slow_drain":
+            switch, port = e["component"].split()[1], e["component"].split()[-1]
+            hosts = set(e["affected"])
+            nominal = {h: latency.fabric_us(s.hosts[h].hops, s.hosts[h].distance_km, 0.0) for h in hosts}
+            incident(
+                "fabric", f"{switch}:{port}", hosts, lambda f, d, nominal=nominal: f["fabric_us"] - nominal[f["host"]]
+            )
+        elif e["type"] == "hba_saturation":
+            # the queueing beyond the host stack, where it is clearly there (the detector's 20 us margin)
+            queued = lambda f, d: q if (q := f["queueing_us"] - latency.HOST_STACK_US) > 20 else 0.0
+            incident("host_queueing", e["affected"][0], set(e["affected"]), queued)
+        elif e["type"] == "workload_added":
+            array = e["component"].removeprefix("array ")
+            hosts = {h.name for h in s.hosts.values() if h.array == array}
+            unloaded = {}
+
+            def knee_added(f, d, array=array, hosts=hosts, unloaded=unloaded):
+                us = f[f"array_{d}_us"]
+                unloaded.setdefault((f["host"], d), us)  # the first window: before any workload was added
+                iops = sum(truth[(f["t"], h)]["read_iops"] + truth[(f["t"], h)]["write_iops"] for h in hosts)
+                factor = latency.load_factor(iops / s.arrays[array].capacity_iops)
+                return us * (1 - 1 / factor) if factor >= KNEE else 0.0
+
+            incident("array", array, hosts, knee_added)
+    return found
+
+
+def incidents_of(ch, sites: list[str]) -> dict[tuple[str, str], list[dict]]:
+    """The incidents the pipeline found on these sites (the mart), once they stop changing."""
+    out = sanlens("dbt", "build", "--select", "+latency_incidents")
+    assert out.returncode == 0, out.stdout[-3000:]
+    query = """SELECT contributor, component, toUnixTimestamp(started_at) AS start,
+            toUnixTimestamp(ended_at) AS end, excess_us, severity, paths
+        FROM sanlens_marts.latency_incidents WHERE site IN {sites:Array(String)} ORDER BY start"""
+    last = []
+
+    def settled():
+        nonlocal last
+        rows = list(ch.query(query, parameters={"sites": sites}).named_results())
+        done, last = rows == last and rows, rows
+        return done
+
+    wait_until(settled, 180, f"the incidents of {sites} to settle")
+    found = {}
+    for r in last:
+        found.setdefault((r["contributor"], r["component"]), []).append(r)
+    return found
+
+
+def assert_found_as_planted(found: dict, planted: dict, interval: int) -> None:
+    assert set(found) == set(planted), f"found {sorted(found)}, planted {sorted(planted)}"
+    for key, truth in planted.items():
+        assert len(found[key]) == 1, (key, found[key])
+        got = found[key][0]
+        assert abs(got["start"] - truth["start"]) <= 2 * interval, (key, got, truth)
+        if truth["end"] is None:
+            assert got["end"] is None, (key, got, truth)
+        else:
+            assert got["end"] is not None and abs(got["end"] - truth["end"]) <= 2 * interval, (key, got, truth)
+        assert got["excess_us"] == pytest.approx(truth["excess_us"], rel=0.25), (key, got, truth)
+
+
+def wait_for_every_window(ch, s, run, sites) -> None:
+    """Until the breakdown holds the run's last windows for every host and stops growing."""
+    query = """SELECT uniqExact(host) AS hosts, toUnixTimestamp(max(window_start)) AS last, count() AS n
+        FROM sanlens.path_latency FINAL WHERE site IN {sites:Array(String)}"""
+    last_window = run.start_s + s.duration_s - s.interval_s
+    seen = []
+
+    def complete():
+        row = ch.query(query, parameters={"sites": sites}).first_row
+        seen.append(row)
+        return row[0] == len(s.hosts) and row[1] >= last_window and len(seen) > 1 and seen[-2] == row
+
+    wait_until(complete, 600, f"every window of {sites}")
+
+
+def test_every_planted_fault_of_the_demo_scenario_is_an_incident_and_nothing_else(demo_played, ch):
+    """The slow-drain port towards acme-af1, acme-sql2's HBA saturation and acme-af2's consolidation knee
+    (still going at the end: open), each named by contributor and component, within 2 windows of its start
+    and end, its excess within 25% of what the fault added; the firmware upgrades, the auto-tiering and
+    the counter resets raise nothing."""
+    d = demo_played
+    wait_for_every_window(ch, d.scenario, d.run, d.sites)
+    planted = planted_incidents(d.scenario, d.truth, d.events)
+    assert {c for c, _ in planted} == {"fabric", "host_queueing", "array"}
+    assert_found_as_planted(incidents_of(ch, d.sites), planted, d.scenario.interval_s)
+
+
+def test_the_second_scenario_s_faults_are_found_where_and_when_they_were_planted(breakdown_played, ch):
+    """A slow drain on sql1's own switch port (not the array's, which sql2 shares) and an HBA saturation
+    on sql3, at other times: the same checks; the incidents name the paths they touched."""
+    found = incidents_of(ch, [breakdown_played.site])
+    planted = planted_incidents(breakdown_played.scenario, breakdown_played.truth, breakdown_played.all_events)
+    assert_found_as_planted(found, planted, breakdown_played.scenario.interval_s)
+    (drain,) = found[("fabric", f"{breakdown_played.events['slow_drain']['component'].split()[1]}:0/0")]
+    assert {p.split(":")[0] for p in drain["paths"]} == set(breakdown_played.events["slow_drain"]["affected"])

@@ -1,8 +1,8 @@
 """Dashboards are code: the provisioned JSON is what grafana/generate.py writes; every dashboard file,
 panel and variable follows the structural rules Grafana and the provisioning need (one test a rule,
-over every dashboard in grafana/dashboards/, pure: no stack); and every panel's and variable's SQL,
-with the ClickHouse plugin's macros expanded, runs against real pipeline data and returns what the
-panel needs (marked `stack`)."""
+over every dashboard in grafana/dashboards/, pure: no stack); and every panel's, variable's and
+annotation's SQL, with the ClickHouse plugin's macros expanded, runs against real pipeline data and
+returns what the panel needs (marked `stack`)."""
 
 from __future__ import annotations
 
@@ -203,3 +203,100 @@ def check_shape(panel: dict, rows: list[dict]) -> None:
         assert p99 == sorted(p99, reverse=True)
     else:
         raise AssertionError(f"no shape check for a {panel['type']} panel")
+
+
+# -- the latency breakdown dashboard's SQL against real pipeline data (the breakdown job's tables) ---------
+
+LATENCY = DASHBOARDS["where-the-latency-is.json"]
+PARTS = ("host_queueing_us", "fabric_us", "array_us", "unexplained_us")
+# What each query returns, in order: panels by title, variables by $name, annotations by name.
+LATENCY_COLUMNS = {
+    "Where the selection's latency goes": ("time", *PARTS),
+    "Hosts by their largest part": ("site", "host", "largest_part", "largest_us", "host_us", *PARTS, "ios"),
+    "Switch ports with credit stalls or discards": tuple(
+        "site switch port paths max_stall max_discards fabric_us".split()
+    ),
+    "Open and recent incidents": tuple("contributor component site started_at ended excess_us severity paths".split()),
+    "$site": ("site",),
+    "$host": ("host",),
+    "$disk": ("disk",),
+    "Latency incidents": ("time", "timeEnd", "text"),
+}
+
+
+def annotations(board: dict) -> list[dict]:
+    """The annotation queries that are SQL (Grafana's built-in one is added when it loads the dashboard)."""
+    return [a for a in board.get("annotations", {}).get("list", []) if "rawSql" in a.get("target", {})]
+
+
+def sql_queries(board: dict) -> list[tuple[str, str]]:
+    """Every SQL query of a dashboard: panels by title, variables by $name, annotations by name."""
+    return [
+        *((p["title"], t["rawSql"]) for p in panels(board) for t in p["targets"]),
+        *((f"${v['name']}", v["query"]) for v in query_variables(board)),
+        *((a["name"], a["target"]["rawSql"]) for a in annotations(board)),
+    ]
+
+
+def test_every_latency_query_has_its_columns_checked():
+    assert [what for what, _ in sql_queries(LATENCY)] == list(LATENCY_COLUMNS), "update LATENCY_COLUMNS"
+
+
+def run_latency_query(ch, sql: str, start, end, selection: dict) -> tuple[tuple[str, ...], list[dict]]:
+    variables = {v["name"]: ALL for v in query_variables(LATENCY)} | selection
+    result = ch.query(expand(sql, start, end, 60, variables))
+    return tuple(result.column_names), [dict(zip(result.column_names, row)) for row in result.result_rows]
+
+
+@pytest.mark.stack
+@pytest.mark.parametrize("what, sql", [pytest.param(w, sql, id=w) for w, sql in sql_queries(LATENCY)])
+def test_every_latency_query_returns_what_it_shows(what, sql, breakdown_sites, stack, ch):
+    site, host, disk = breakdown_sites["site"], breakdown_sites["host"], breakdown_sites["disk"]
+    start, end = ch.query(
+        "SELECT min(window_start), max(window_start) FROM sanlens.path_latency FINAL WHERE site = {site:String}",
+        parameters={"site": site},
+    ).result_rows[0]  # the site's path windows, which hold its incidents
+    for selection in ({}, {"site": [site]}, {"site": [site], "host": [host], "disk": [disk]}):
+        columns, rows = run_latency_query(ch, sql, start, end, selection)
+        assert columns == LATENCY_COLUMNS[what], f"{what}: columns {columns} for {selection}"
+        check_latency_rows(what, rows, selection, breakdown_sites)
+    if what == "Where the selection's latency goes":  # the top of the stack (of the last selection) is host_us
+        measured = dict(
+            ch.query(
+                "SELECT toStartOfInterval(toDateTime(window_start), INTERVAL 60 second) AS time, "
+                "sum(host_us * ios) / sum(ios) FROM sanlens.path_latency FINAL "
+                "WHERE site = {site:String} AND host = {host:String} AND disk = {disk:String} GROUP BY time",
+                parameters=breakdown_sites,
+            ).result_rows
+        )
+        assert {r["time"] for r in rows} == set(measured)
+        for r in rows:
+            assert sum(r[p] for p in PARTS) == pytest.approx(measured[r["time"]], rel=1e-9, abs=1e-6)
+
+
+def check_latency_rows(what: str, rows: list[dict], selection: dict, selected: dict) -> None:
+    """`selected` (site, host, disk) is in the data; a table is limited, so it is looked for in one only when
+    the selection holds it."""
+    if what.startswith("$"):  # sorted values, the selected one among them
+        values = [r[what[1:]] for r in rows]
+        assert selected[what[1:]] in values and values == sorted(values), f"{what}: {values}"
+    elif what == "Where the selection's latency goes":
+        assert rows, f"{what}: no rows for {selection}"
+    elif what == "Hosts by their largest part":  # the largest part is the largest; the parts add up to host_us
+        assert rows and ("host" not in selection or [r["host"] for r in rows] == [selected["host"]]), f"{what}: {rows}"
+        assert [r["largest_us"] for r in rows] == sorted((r["largest_us"] for r in rows), reverse=True)
+        for r in rows:
+            assert r[r["largest_part"]] == r["largest_us"] == max(r[p] for p in PARTS)
+            assert sum(r[p] for p in PARTS) == pytest.approx(r["host_us"], rel=1e-9, abs=1e-6)
+    elif what == "Switch ports with credit stalls or discards":  # may be empty: not every site has a stall
+        assert [r["max_stall"] for r in rows] == sorted((r["max_stall"] for r in rows), reverse=True)
+        assert all(r["paths"] and (r["max_stall"] >= 0.01 or r["max_discards"] > 0) for r in rows), rows
+    elif what == "Open and recent incidents":  # open ones first, then the most recent
+        sites = {r["site"] for r in rows}
+        assert rows and ("site" not in selection or sites == {selected["site"]}), f"{what}: {sites} for {selection}"
+        order = [(r["ended"] != "open", -r["started_at"].timestamp()) for r in rows]
+        assert order == sorted(order)
+    elif what == "Latency incidents":  # regions that end after they start
+        assert rows and all(r["timeEnd"] >= r["time"] and r["text"] for r in rows), rows
+    else:
+        raise AssertionError(f"no check for {what}")

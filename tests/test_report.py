@@ -48,20 +48,27 @@ def chromium(tmp_path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_report_renders_in_headless_chromium(rollout, tmp_path):
+def test_report_renders_in_headless_chromium(rollout, breakdown_played, tmp_path):
+    """With the rollout's install base and the breakdown scenario's incidents: the install-base charts, a
+    breakdown chart for each of the two hosts the incidents touched (a slow drain, an HBA saturation), and
+    the incident list."""
+    assert sanlens("dbt", "build", "--select", "+latency_breakdown", "+latency_incidents").returncode == 0
     out = tmp_path / "report"
-    result = sanlens("report", "--out", str(out))
+    result = sanlens("report", "--out", str(out), "--hosts", "2")
     assert result.returncode == 0, result.stdout + result.stderr
     html = (out / "index.html").read_text()
     assert "<script" in html and not re.search(r"<(script|link)[^>]+(src|href)=\"https?:", html)  # self-contained
     pngs = sorted(out.glob("*.png"))
-    assert len(pngs) == 4 and all(not_blank(p) for p in pngs)
+    assert len(pngs) == 6 and all(not_blank(p) for p in pngs)
+    assert len([p for p in pngs if p.name.startswith("breakdown-")]) == 2
 
     dom = chromium(tmp_path, "--dump-dom", (out / "index.html").as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
-    assert dom.stdout.count('class="main-svg"') >= 2 * 4  # plotly drew every chart
+    assert dom.stdout.count('class="main-svg"') >= 2 * 6  # plotly drew every chart
     for title in TITLES:
         assert title in dom.stdout, f"chart {title!r} did not render"
+    assert len(re.findall(r"Where the latency of [^<]+ goes, per minute", dom.stdout)) >= 2
+    assert "<h2>Incidents</h2>" in dom.stdout and "fabric</td>" in dom.stdout
 
     shot = tmp_path / "page.png"
     chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,2400", (out / "index.html").as_uri())

@@ -112,7 +112,7 @@ def views(m: Method) -> dict[str, str]:
     }
 
 
-def insert_breakdown(m: Method) -> str:
+def path_windows(m: Method) -> str:
     """Each host disk's window meets every version of its path that began before the window (sanlens.
     path_latency keeps the latest of them: the path as of the window), its volume, its HBA and both of
     its switch ports. Regular joins on the window: a row goes out as soon as all its parts are in, so
@@ -128,15 +128,20 @@ def insert_breakdown(m: Method) -> str:
     shares = f"(CAST({host_evidence} AS INT) + CAST({fabric_evidence} AS INT))"  # contributors with evidence
     attributed = f"CASE WHEN {shares} > 0 THEN GREATEST({excess}, 0) / {shares} ELSE 0 END"
     return f"""
-    INSERT INTO breakdown
     SELECT {KEEP_INVENTORY}
-        h.window_start, {m.window_s}, p.customer, p.site, p.host, p.disk, h.direction, p.host_port, p.switch,
-        p.host_switch_port, p.array_switch_port, p.`array`, p.volume, p.valid_from, h.ios, h.host_us,
-        {m.host_stack_us} + CASE WHEN {host_evidence} THEN {attributed} ELSE 0 END,
-        {nominal_fabric} + CASE WHEN {fabric_evidence} THEN {attributed} ELSE 0 END,
+        h.window_start, {m.window_s} AS window_s, p.customer, p.site, p.host, p.disk, h.direction, p.host_port,
+        p.switch, p.host_switch_port, p.array_switch_port, p.`array`, p.volume, p.valid_from AS path_valid_from,
+        h.ios, h.host_us,
+        {m.host_stack_us} + CASE WHEN {host_evidence} THEN {attributed} ELSE 0 END AS host_queueing_us,
+        {nominal_fabric} + CASE WHEN {fabric_evidence} THEN {attributed} ELSE 0 END AS fabric_us,
         a.array_us,
-        {excess} - CASE WHEN {shares} > 0 THEN GREATEST({excess}, 0) ELSE 0 END,
-        {busy}, GREATEST(ph.stall, pa.stall), ph.discards + pa.discards
+        {excess} - CASE WHEN {shares} > 0 THEN GREATEST({excess}, 0) ELSE 0 END AS unexplained_us,
+        {busy} AS hba_busy, GREATEST(ph.stall, pa.stall) AS port_stall, ph.discards + pa.discards AS port_discards,
+        {nominal_fabric} AS nominal_fabric_us,
+        ph.stall >= {m.port_stall} OR ph.discards > 0 AS host_switch_port_stalls,
+        ph.discards AS host_switch_port_discards,
+        pa.stall >= {m.port_stall} OR pa.discards > 0 AS array_switch_port_stalls,
+        pa.discards AS array_switch_port_discards
     FROM host_windows AS h
     JOIN paths AS p ON p.site = h.site AND p.host = h.host AND p.disk = h.disk AND p.valid_from <= h.window_start
     JOIN array_windows AS a ON a.window_start = h.window_start AND a.site = p.site AND a.`array` = p.`array`
@@ -147,3 +152,80 @@ def insert_breakdown(m: Method) -> str:
         AND ph.port = p.host_switch_port
     JOIN port_windows AS pa ON pa.window_start = h.window_start AND pa.site = p.site AND pa.switch = p.switch
         AND pa.port = p.array_switch_port"""
+
+
+BREAKDOWN_COLUMNS = """window_start, window_s, customer, site, host, disk, direction, host_port, switch,
+    host_switch_port, array_switch_port, `array`, volume, path_valid_from, ios, host_us, host_queueing_us,
+    fabric_us, array_us, unexplained_us, hba_busy, port_stall, port_discards"""
+INSERT_BREAKDOWN = f"INSERT INTO breakdown SELECT {BREAKDOWN_COLUMNS} FROM path_windows"
+
+
+# Incidents (README.md, "Incidents"): each path window gives every contributor on its way its part: the host
+# its queueing; each of its two switch ports the fabric part if that port shows the trouble, else the nominal
+# fabric; the array its service time. The detector follows each contributor, component and path on its own.
+# One UNNEST rather than a UNION of four SELECTs, so that the joins above are planned once for both outputs.
+def _part(contributor: str, component: str, value: str, discards: str = "CAST(0 AS DOUBLE)") -> str:
+    return f"ROW({contributor}, {component}, CAST({value} AS DOUBLE), CAST({discards} AS DOUBLE))"
+
+
+INCIDENT_PARTS = f"""
+    SELECT x.contributor, x.component, p.host || ':' || p.disk || ':' || p.direction AS path,
+        CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), p.window_start) AS BIGINT) * 1000 AS window_ms,
+        x.value_us, p.ios, x.discards, p.site
+    FROM path_windows AS p CROSS JOIN UNNEST(ARRAY[
+        {_part("'host_queueing'", "p.host", "p.host_queueing_us")},
+        {
+    _part(
+        "'fabric'",
+        "p.switch || ':' || p.host_switch_port",
+        "CASE WHEN p.host_switch_port_stalls THEN p.fabric_us ELSE p.nominal_fabric_us END",
+        "p.host_switch_port_discards",
+    )
+},
+        {
+    _part(
+        "'fabric'",
+        "p.switch || ':' || p.array_switch_port",
+        "CASE WHEN p.array_switch_port_stalls THEN p.fabric_us ELSE p.nominal_fabric_us END",
+        "p.array_switch_port_discards",
+    )
+},
+        {_part("'array'", "p.`array`", "p.array_us")}
+    ]) AS x(contributor, component, value_us, discards)"""
+
+
+@dataclass(frozen=True)
+class Incidents:
+    """How an incident is told from the data (README.md, "Incidents"); each is a job argument."""
+
+    history_windows: int = 360  # the baseline's memory: the last hour of normal 10 s windows
+    warmup_windows: int = 6  # no verdict before a component has this many normal windows
+    quantile: float = 0.1  # the baseline is this quantile of the history: a slow climb is not learnt as normal
+    relative_margin: float = 0.25  # a window is above the baseline by more than this share of it ...
+    absolute_margin_us: float = 20.0  # ... and by more than this many us
+    open_after: int = 2  # windows above in a row that open an incident (it starts at the first)
+    close_after: int = 2  # normal windows in a row that close it (it ends at the first)
+
+
+def insert_incidents(i: Incidents) -> str:
+    return f"""
+    INSERT INTO incidents
+    SELECT contributor, component, path, incident_id, site, started_at, ended_at, last_window, windows, ios,
+        baseline_us, excess_us, peak_us, severity
+    FROM detect_incidents(
+        input => TABLE incident_parts PARTITION BY (contributor, component, path),
+        history_windows => {i.history_windows}, warmup_windows => {i.warmup_windows}, quantile => {i.quantile!r}E0,
+        relative_margin => {i.relative_margin!r}E0, absolute_margin_us => {i.absolute_margin_us!r}E0,
+        open_after => {i.open_after}, close_after => {i.close_after}, uid => 'incidents')"""
+
+
+def incidents_sink(bootstrap: str, prefix: str | None = None) -> str:
+    return f"""
+    CREATE TABLE incidents (
+        contributor STRING, component STRING, path STRING, incident_id STRING, site STRING,
+        started_at TIMESTAMP_LTZ(3), ended_at TIMESTAMP_LTZ(3), last_window TIMESTAMP_LTZ(3), windows INT,
+        ios BIGINT, baseline_us DOUBLE, excess_us DOUBLE, peak_us DOUBLE, severity STRING
+    ) WITH ('connector' = 'kafka', 'topic' = '{topics.with_prefix(topics.INCIDENTS, prefix)}',
+            'properties.bootstrap.servers' = '{bootstrap}',
+            'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601',
+            'sink.delivery-guarantee' = 'at-least-once', 'properties.linger.ms' = '20')"""

@@ -19,14 +19,14 @@ from pyflink.common import Configuration
 from pyflink.table import EnvironmentSettings, TableEnvironment
 
 
-def arguments(description: str, extra: list[tuple[tuple, dict]] = ()) -> argparse.Namespace:
+def arguments(description: str, extra: list[tuple[tuple, dict]] = (), parallelism: int = 2) -> argparse.Namespace:
     """The options every job has, plus the job's own `extra` (argparse add_argument args, kwargs)."""
     ap = argparse.ArgumentParser(description=description)
     for flags, kwargs in extra:
         ap.add_argument(*flags, **kwargs)
     ap.add_argument("--kafka", default=os.environ.get("SANLENS_KAFKA", "127.0.0.1:9092"))
     ap.add_argument("--rest-port", type=int, default=int(os.environ.get("SANLENS_FLINK_REST_PORT", 8081)))
-    ap.add_argument("--parallelism", type=int, default=2)
+    ap.add_argument("--parallelism", type=int, default=parallelism, help=f"subtasks per operator ({parallelism})")
     ap.add_argument("--group", help="Kafka consumer group (default: the job's name)")
     ap.add_argument(
         "--bounded", action="store_true", help="stop at the latest offsets seen at start (tests, backfills)"

@@ -33,6 +33,7 @@ DEFAULT_ROUTES = {
     topics.TOPOLOGY: "sanlens.topology",
     topics.HISTOGRAMS: "sanlens.service_time_hist_10s",
     topics.BREAKDOWN: "sanlens.path_latency",
+    topics.INCIDENTS: "sanlens.path_incidents",
 }
 INSERT_SETTINGS = {"date_time_input_format": "best_effort", "input_format_skip_unknown_fields": 1}
 

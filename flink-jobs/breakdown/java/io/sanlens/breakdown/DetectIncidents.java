@@ -1,0 +1,64 @@
+package io.sanlens.breakdown;
+
+import java.time.Instant;
+
+import org.apache.flink.table.annotation.ArgumentHint;
+import org.apache.flink.table.annotation.ArgumentTrait;
+import org.apache.flink.table.annotation.DataTypeHint;
+import org.apache.flink.table.annotation.StateHint;
+import org.apache.flink.table.functions.ProcessTableFunction;
+import org.apache.flink.types.Row;
+
+/**
+ * detect_incidents(input => TABLE parts PARTITION BY (contributor, component, path), ...): the Detector as a
+ * process table function, its Track in Flink's keyed state. Input columns: window_ms, value_us, ios,
+ * discards, site. One output row per incident state (opened, still going, closed), after the partition
+ * columns.
+ */
+@DataTypeHint("ROW<incident_id STRING, site STRING, started_at TIMESTAMP_LTZ(3), ended_at TIMESTAMP_LTZ(3), "
+        + "last_window TIMESTAMP_LTZ(3), windows INT, ios BIGINT, baseline_us DOUBLE, excess_us DOUBLE, "
+        + "peak_us DOUBLE, severity STRING>")
+public final class DetectIncidents extends ProcessTableFunction<Row> {
+    private static final long serialVersionUID = 1L;
+    private static final double SEVERE_US = 80_000; // Brocade FPI: frames delayed 80 ms or more are frame loss
+
+    private transient Detector detector; // the arguments are literals: the same for every row
+
+    public void eval(
+            @StateHint(name = "track", ttl = "1 d") Track track,
+            @ArgumentHint(value = ArgumentTrait.SET_SEMANTIC_TABLE, name = "input") Row input,
+            @ArgumentHint(name = "history_windows") Integer historyWindows,
+            @ArgumentHint(name = "warmup_windows") Integer warmupWindows,
+            @ArgumentHint(name = "quantile") Double quantile,
+            @ArgumentHint(name = "relative_margin") Double relativeMargin,
+            @ArgumentHint(name = "absolute_margin_us") Double absoluteMarginUs,
+            @ArgumentHint(name = "open_after") Integer openAfter,
+            @ArgumentHint(name = "close_after") Integer closeAfter) {
+        if (detector == null) {
+            detector = new Detector(historyWindows, warmupWindows, quantile, relativeMargin, absoluteMarginUs,
+                    openAfter, closeAfter, SEVERE_US);
+        }
+        String key = input.<String>getFieldAs("contributor") + "|" + input.<String>getFieldAs("component") + "|"
+                + input.<String>getFieldAs("path");
+        Incident i = detector.add(
+                track,
+                input.<Long>getFieldAs("window_ms"),
+                input.<Double>getFieldAs("value_us"),
+                input.<Long>getFieldAs("ios"),
+                input.<Double>getFieldAs("discards"),
+                input.getFieldAs("site"));
+        if (i == null) return;
+        collect(Row.of(
+                key + "|" + Instant.ofEpochMilli(i.startedAt),
+                i.site,
+                Instant.ofEpochMilli(i.startedAt),
+                i.endedAt == null ? null : Instant.ofEpochMilli(i.endedAt),
+                Instant.ofEpochMilli(i.lastWindow),
+                i.windows,
+                i.ios,
+                i.baselineUs,
+                i.excessUs,
+                i.peakUs,
+                i.severity));
+    }
+}

@@ -1,0 +1,123 @@
+package io.sanlens.breakdown;
+
+import java.util.Arrays;
+
+/**
+ * Incidents of one contributor on one component along one path, from its part of the path's latency, window by
+ * window (README.md, "Incidents"). Pure logic over a Track; DetectIncidents runs it as Flink state. A path's
+ * windows arrive in order (the job runs its joins in one subtask, and every source sends in order); the view
+ * sanlens.incidents merges a component's path incidents into one.
+ *
+ * The baseline is learnt from the data: a low quantile of the last normal windows, so a slow climb does not
+ * become the norm while it climbs. A window is above it when value > baseline + max(relative margin x
+ * baseline, absolute margin); `openAfter` windows in a row open an incident that started at the first of
+ * them, `closeAfter` normal windows in a row close it at the first of those. While a run lasts the baseline
+ * is frozen and its windows are kept out of the history.
+ */
+public final class Detector {
+    public final int historySize, warmup, openAfter, closeAfter;
+    public final double quantile, relativeMargin, absoluteMarginUs, severeUs;
+
+    public Detector(int historySize, int warmup, double quantile, double relativeMargin, double absoluteMarginUs,
+                    int openAfter, int closeAfter, double severeUs) {
+        this.historySize = historySize;
+        this.warmup = warmup;
+        this.quantile = quantile;
+        this.relativeMargin = relativeMargin;
+        this.absoluteMarginUs = absoluteMarginUs;
+        this.openAfter = openAfter;
+        this.closeAfter = closeAfter;
+        this.severeUs = severeUs;
+    }
+
+    /**
+     * The path's part in one window (epoch ms). A row of a later window closes the one being gathered and
+     * judges it: the incident's new state if that window opened, prolonged or closed one, else null. A row
+     * of a window older than the one being gathered comes too late to count and is ignored.
+     */
+    public Incident add(Track t, long window, double valueUs, long ios, double discards, String site) {
+        if (t.window != null && window < t.window) return null;
+        Incident judged = null;
+        if (t.window != null && window > t.window) {
+            judged = evaluate(t);
+            t.window = null;
+        }
+        if (t.window == null) {
+            t.window = window;
+            t.sum = 0;
+            t.ios = 0;
+            t.discards = 0;
+        }
+        long weight = Math.max(ios, 1);
+        t.sum += valueUs * weight;
+        t.ios += weight;
+        t.discards = Math.max(t.discards, discards);
+        t.site = site;
+        return judged;
+    }
+
+    /** The baseline the next window is judged against, or NaN while there is too little history. */
+    public double baseline(Track t) {
+        int n = Math.min(t.history.length, historySize);
+        if (n < warmup) return Double.NaN;
+        double[] sorted = Arrays.copyOf(t.history, n);
+        Arrays.sort(sorted);
+        return sorted[(int) Math.floor(quantile * (n - 1))];
+    }
+
+    private Incident evaluate(Track t) {
+        double value = t.sum / t.ios;
+        double baseline = t.runWindows > 0 ? t.runBaseline : baseline(t);
+        boolean above = !Double.isNaN(baseline)
+                && value > baseline + Math.max(relativeMargin * baseline, absoluteMarginUs);
+        if (above) {
+            if (t.runWindows == 0) {
+                t.runStart = t.window;
+                t.runBaseline = baseline;
+                t.excessSum = t.peak = t.runDiscards = 0;
+                t.excessIos = 0;
+            }
+            t.runWindows++;
+            t.excessSum += (value - baseline) * t.ios;
+            t.excessIos += t.ios;
+            t.peak = Math.max(t.peak, value);
+            t.runDiscards = Math.max(t.runDiscards, t.discards);
+            t.normalSince = null;
+            t.normalWindows = 0;
+            if (t.runWindows < openAfter) return null;
+            t.open = true;
+            return incident(t, null);
+        }
+        remember(t, value);
+        if (!t.open) {
+            t.runWindows = 0; // a blip shorter than openAfter: no incident
+            return null;
+        }
+        if (t.normalWindows++ == 0) t.normalSince = t.window;
+        if (t.normalWindows < closeAfter) return null;
+        Incident closed = incident(t, t.normalSince);
+        t.open = false;
+        t.runWindows = 0;
+        t.normalSince = null;
+        t.normalWindows = 0;
+        return closed;
+    }
+
+    private Incident incident(Track t, Long endedAt) {
+        double excess = t.excessSum / t.excessIos;
+        // Brocade FPI: frame loss (class-3 discards) or 80 ms of delay is severe, less is a performance impact
+        String severity = t.runDiscards > 0 || excess >= severeUs ? "severe" : "warning";
+        return new Incident(t.site, t.runStart, endedAt, t.window, t.runWindows, t.excessIos, t.runBaseline, excess,
+                t.peak, severity);
+    }
+
+    private void remember(Track t, double value) {
+        if (t.history.length < historySize) {
+            t.history = Arrays.copyOf(t.history, t.history.length + 1);
+            t.history[t.history.length - 1] = value;
+        } else {
+            t.history[t.historyNext] = value;
+            t.historyNext = (t.historyNext + 1) % historySize;
+        }
+    }
+}

@@ -1,0 +1,116 @@
+"""The incident detector of the breakdown job, isolated (pure logic, the Java class the job's process table
+function runs): one contributor on one component along one path, window by window, against a baseline it
+learns."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from py4j.java_gateway import get_field
+
+from flink_jobs.breakdown.tables import Incidents
+from tests.support import java_functions
+
+W = 10_000  # ms: one window
+T0 = 1_795_000_000_000
+FIELDS = ("site", "severity", "startedAt", "lastWindow", "endedAt", "windows", "ios", "baselineUs", "excessUs")
+
+
+@pytest.fixture(scope="module")
+def java():
+    return java_functions().breakdown
+
+
+def detector(java, **changes):
+    i = Incidents(**changes)
+    return java.Detector(
+        i.history_windows,
+        i.warmup_windows,
+        i.quantile,
+        i.relative_margin,
+        i.absolute_margin_us,
+        i.open_after,
+        i.close_after,
+        80_000.0,
+    )
+
+
+def play(java, values, discards=0.0, ios=1000, **changes):
+    """Each value is the path's part in one window; the incidents' states, in the order reported."""
+    d, track, states = detector(java, **changes), java.Track(), []
+    for n, value in enumerate([*values, 0.0]):  # a last window's row judges the one before it
+        state = d.add(track, window(n), float(value), ios, float(discards), "s")
+        if state is not None:
+            states.append(SimpleNamespace(**{f: get_field(state, f) for f in FIELDS}))
+    return states
+
+
+def window(n: int) -> int:
+    return T0 + n * W
+
+
+def test_a_steady_component_raises_nothing(java):
+    assert play(java, [100.0] * 50) == []
+
+
+def test_a_fault_opens_at_its_first_window_and_closes_at_the_first_normal_one(java):
+    values = [100.0] * 20 + [600.0] * 10 + [100.0] * 10
+    states = play(java, values)
+    assert states[0].startedAt == window(20) and states[0].endedAt is None  # opened at its second window
+    assert states[0].lastWindow == window(21)
+    closed = states[-1]
+    assert (closed.startedAt, closed.endedAt, closed.windows) == (window(20), window(30), 10)
+    assert closed.baselineUs == pytest.approx(100.0) and closed.excessUs == pytest.approx(500.0)
+    assert closed.ios == 10 * 1000 and closed.severity == "warning"
+    assert [s.endedAt for s in states[:-1]] == [None] * (len(states) - 1)
+
+
+def test_one_window_above_the_baseline_is_a_blip_not_an_incident(java):
+    assert play(java, [100.0] * 20 + [900.0] + [100.0] * 10) == []
+
+
+def test_a_fault_still_going_at_the_end_stays_open(java):
+    states = play(java, [100.0] * 20 + [400.0] * 15)
+    assert states[-1].endedAt is None and states[-1].windows == 15
+
+
+def test_a_window_delivered_twice_counts_once(java):
+    """Rows of one window (a re-delivery) are averaged by their I/Os, not added up."""
+    d, track = detector(java), java.Track()
+    for n in range(10):
+        for _ in range(2):
+            d.add(track, window(n), 100.0, 1000, 0.0, "s")
+    assert d.baseline(track) == pytest.approx(100.0)
+
+
+def test_a_slow_climb_is_not_learnt_as_the_baseline(java):
+    """The consolidation knee: service times creep up before they climb; the baseline is a low quantile of
+    the history, so the creep does not lift it."""
+    creep = [300.0 + 2 * n for n in range(40)]  # +80 us over 40 windows
+    states = play(java, [300.0] * 20 + creep + [900.0] * 10)
+    assert states and states[0].baselineUs == pytest.approx(300.0, abs=10)
+
+
+def test_nothing_is_judged_before_the_warm_up(java):
+    assert play(java, [5000.0] * 3 + [100.0] * 20) == []
+
+
+def test_margins_keep_small_moves_quiet(java):
+    """Above the baseline by less than 25% or less than 20 us is no incident: a firmware upgrade that
+    moves service times, or the noise of a busy hour."""
+    assert play(java, [100.0] * 20 + [118.0] * 20) == []  # +18%
+    assert play(java, [20.0] * 20 + [38.0] * 20) == []  # +90%, but +18 us
+
+
+def test_discards_make_a_fabric_incident_severe(java):
+    states = play(java, [40.0] * 20 + [900.0] * 5 + [40.0] * 5, discards=3.0)
+    assert states and all(s.severity == "severe" for s in states)
+
+
+def test_a_row_of_a_window_already_judged_is_ignored(java):
+    d, track = detector(java), java.Track()
+    for n in range(10):
+        d.add(track, window(n), 100.0, 1000, 0.0, "s")
+    assert d.add(track, window(3), 99_999.0, 1000, 0.0, "s") is None
+    assert d.baseline(track) == pytest.approx(100.0)
