@@ -10,11 +10,9 @@ from grafana_foundation_sdk.models.common import LegendDisplayMode, LegendPlacem
 from grafana_foundation_sdk.models.dashboard import (
     DataTransformerConfig,
     DynamicConfigValue,
-    VariableRefresh,
-    VariableSort,
 )
 
-from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query
+from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query, cascading_variable
 
 UID = "sanlens-install-base"
 TITLE = "Install base service times"
@@ -41,20 +39,8 @@ VARIABLES = [
 
 
 def variable(name: str, label: str, parents: list[str]) -> dashboard.QueryVariable:
-    conditions = "".join(f"\n    AND $__conditionalAll({p} IN (${{{p}:singlequote}}), ${p})" for p in parents)
-    sql = (
-        f"SELECT DISTINCT {name} FROM sanlens.service_time_hist_1h\n"
-        f"WHERE $__timeFilter(period_start) AND source = 'array' AND {name} != ''{conditions}\nORDER BY {name}"
-    )
-    return (
-        dashboard.QueryVariable(name)
-        .label(label)
-        .datasource(DATASOURCE)
-        .query(sql)
-        .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
-        .sort(VariableSort.ALPHABETICAL_ASC)
-        .multi(True)
-        .include_all(True)
+    return cascading_variable(
+        name, label, parents, "sanlens.service_time_hist_1h", "period_start", " AND source = 'array'"
     )
 
 

@@ -3,8 +3,9 @@ grafana-foundation-sdk data query: the SDK ships no ClickHouse query type of its
 
 from __future__ import annotations
 
+from grafana_foundation_sdk.builders import dashboard
 from grafana_foundation_sdk.cog import builder, variants
-from grafana_foundation_sdk.models.dashboard import DataSourceRef
+from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableRefresh, VariableSort
 
 PLUGIN = "grafana-clickhouse-datasource"
 DATASOURCE_UID = "sanlens-clickhouse"  # grafana/provisioning/datasources/clickhouse.yaml
@@ -34,3 +35,23 @@ class Query(builder.Builder[ClickHouseSQL]):
 
     def build(self) -> ClickHouseSQL:
         return self._query
+
+
+def cascading_variable(name: str, label: str, parents: list[str], table: str, time_column: str, where: str = ""):
+    """A multi-select variable (with All) listing the column `name` of `table` in the time range, filtered by the
+    variables it depends on (`parents`), sorted."""
+    conditions = "".join(f"\n    AND $__conditionalAll({p} IN (${{{p}:singlequote}}), ${p})" for p in parents)
+    sql = (
+        f"SELECT DISTINCT {name} FROM {table}\n"
+        f"WHERE $__timeFilter({time_column}){where} AND {name} != ''{conditions}\nORDER BY {name}"
+    )
+    return (
+        dashboard.QueryVariable(name)
+        .label(label)
+        .datasource(DATASOURCE)
+        .query(sql)
+        .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
+        .sort(VariableSort.ALPHABETICAL_ASC)
+        .multi(True)
+        .include_all(True)
+    )

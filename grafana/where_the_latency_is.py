@@ -14,9 +14,9 @@ from grafana_foundation_sdk.models.common import (
     StackingMode,
     TooltipDisplayMode,
 )
-from grafana_foundation_sdk.models.dashboard import DynamicConfigValue, VariableRefresh, VariableSort
+from grafana_foundation_sdk.models.dashboard import DynamicConfigValue
 
-from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query
+from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query, cascading_variable
 
 UID = "sanlens-latency-breakdown"
 TITLE = "Where the latency is"
@@ -45,21 +45,7 @@ VARIABLES = [("site", "Site", []), ("host", "Host", ["site"]), ("disk", "Disk", 
 
 
 def variable(name: str, label: str, parents: list[str]) -> dashboard.QueryVariable:
-    conditions = "".join(f"\n    AND $__conditionalAll({p} IN (${{{p}:singlequote}}), ${p})" for p in parents)
-    sql = (
-        f"SELECT DISTINCT {name} FROM sanlens.path_latency FINAL\n"
-        f"WHERE $__timeFilter(window_start) AND {name} != ''{conditions}\nORDER BY {name}"
-    )
-    return (
-        dashboard.QueryVariable(name)
-        .label(label)
-        .datasource(DATASOURCE)
-        .query(sql)
-        .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
-        .sort(VariableSort.ALPHABETICAL_ASC)
-        .multi(True)
-        .include_all(True)
-    )
+    return cascading_variable(name, label, parents, "sanlens.path_latency FINAL", "window_start", "")
 
 
 def io_weighted(column: str) -> str:
