@@ -1,0 +1,91 @@
+"""Benchmark: the breakdown job's throughput in samples/s, next to the raw Kafka consume rate, in one run.
+
+A fleet of 100 arrays, each with two SQL Server hosts (tpce and oltp), behind four switches, sampled
+every 10 s (the breakdown's window) with a slow-drain port and an HBA saturation planted, is played as a
+backfill into a fresh topic; the normalize job turns it into a fresh samples topic (its inventory goes to
+inventory.topology, as a real fleet's does). On those samples, a plain confluent-kafka consumer reads
+every message, once without and once with json.loads, then the breakdown job runs bounded into fresh
+output topics; its rate is taken on its breakdown topic, first to last row written. Needs `./sanlens up`.
+
+    .sanlens/venv/bin/python -m tests.benchmarks.bench_breakdown [--minutes 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+from confluent_kafka.admin import NewTopic
+
+from ingest.simulator import scenario as scenario_file
+from ingest.simulator.run import Run
+from sanlensctl import config
+from sanlensctl.offsets import topic_size
+from tests.benchmarks.bench_common import consume_all, fresh_topics, run_bounded
+
+FLEET = """
+name: bench-breakdown-{id}
+seed: 3
+interval_s: 10
+duration_s: {duration}
+customers:
+  - name: bench-{id}
+    sites:
+      - name: bench-{id}-dc
+        switches: [{{count: 4, name: "bench-{id}-fa{{i}}", ports: 128}}]
+        arrays: [{{count: 100, name: "bench-{id}-af{{i:03d}}", model: AF8000, media: ssd, firmware: 3.2.1,
+                  capacity_iops: 300000}}]
+        hosts:
+          - {{per_array: 1, name: "{{array}}-tpce", workload: tpce, iops: 6000}}
+          - {{per_array: 1, name: "{{array}}-oltp", workload: oltp, iops: 3000}}
+events:
+  - {{type: slow_drain, at: 300, until: 600, switch: bench-{id}-fa1, port: 5, delay_us: 1200}}
+  - {{type: hba_saturation, at: 900, until: 1200, host: bench-{id}-af007-oltp, workload: datamining, iops: 3200}}
+"""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--minutes", type=float, default=30)
+    args = ap.parse_args()
+    run_id = uuid.uuid4().hex[:6]
+    source, normalized, prefix = f"bench-{run_id}.metrics", f"bench-{run_id}-n", f"bench-{run_id}-b"
+    topics = [NewTopic(source, 4, 1, config={"message.timestamp.type": "LogAppendTime"})]
+    topics += [
+        NewTopic(f"{normalized}.{t}", 4 if t == "samples" else 1, 1) for t in ("samples", "deadletter", "accounting")
+    ]
+    topics += [NewTopic(f"{prefix}.{t}", 4 if t == "breakdown" else 1, 1) for t in ("breakdown", "incidents")]
+    admin = fresh_topics("bench_breakdown", topics)
+    try:
+        with tempfile.TemporaryDirectory(dir=config.TMP) as folder:
+            scenario = Path(folder) / "fleet.yaml"
+            scenario.write_text(FLEET.format(id=run_id, duration=int(args.minutes * 60)))
+            s = scenario_file.load(scenario)
+            run = Run(s, Path(folder) / "truth", config.KAFKA_BOOTSTRAP, backfill=True, topic=source)
+            records = run.backfill()
+            run.close()
+        print(f"backfill: {records:,} records of {len(s.arrays)} arrays / {len(s.hosts)} hosts", flush=True)
+        normalize = run_bounded("normalize", source, normalized, f"{normalized}.samples", 2)
+        samples = topic_size(f"{normalized}.samples")
+        print(f"normalize: {samples:,} samples in {normalize.wall_s:.0f} s (exit {normalize.exit_code})", flush=True)
+
+        raw = consume_all(f"{normalized}.samples", samples, parse=False)
+        parsed = consume_all(f"{normalized}.samples", samples, parse=True)
+        job = run_bounded("breakdown", f"{normalized}.samples", prefix, f"{prefix}.breakdown", 1)
+        rows, incidents = topic_size(f"{prefix}.breakdown"), topic_size(f"{prefix}.incidents")
+        print(f"\n{'path (samples in)':<46} {'samples/s':>12}")
+        print(f"{'raw Kafka consume (confluent-kafka)':<46} {raw:>12,.0f}")
+        print(f"{'raw Kafka consume + json.loads':<46} {parsed:>12,.0f}")
+        print(f"{'breakdown job (first to last row out)':<46} {samples / job.first_to_last_s:>12,.0f}")
+        print(f"{'breakdown job (wall, with start-up)':<46} {samples / job.wall_s:>12,.0f}")
+        print(f"\n{rows:,} path windows and {incidents:,} incident states written; job exit {job.exit_code}")
+        return 0 if job.exit_code == 0 and rows > 0 and incidents > 0 else 1
+    finally:
+        admin.delete_topics([t.topic for t in topics])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
