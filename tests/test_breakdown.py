@@ -140,7 +140,7 @@ def test_the_mart_adds_up_and_leaves_little_unexplained(breakdown_played, ch):
 
 def test_the_plan_is_sql_in_the_jvm_and_waits_for_no_watermark(monkeypatch):
     """No stack needed: samples are read once, no Python function is in the path, no window waits for a
-    watermark, and every join keeps its samples 10 minutes but the inventory for good."""
+    watermark, and every join keeps its samples a minute but the inventory for good."""
     monkeypatch.setattr(sys, "argv", ["job.py", "--rest-port", str(free_port())])
     args = runtime.arguments(job.__doc__, job.OPTIONS)
     plan = job.statements(runtime.table_env("breakdown-plan", args), args).explain()

@@ -96,6 +96,8 @@ class Run:
             for i in range(self.intervals):
                 if stop is not None and stop.is_set():
                     break
+                # an interval's counters are sent when it ends, as an agent reports what it measured
+                time.sleep(max(0.0, wall0 + (i + 1) * self.s.interval_s / self.speed - time.monotonic()))
                 with self.lock:
                     self.step()
                     ts_ns = int(self.fleet.t * 1e9)
@@ -107,7 +109,6 @@ class Run:
                 self.sent += len(lines)
                 if progress:
                     progress(i + 1, self.sent)
-                time.sleep(max(0.0, wall0 + (i + 1) * self.s.interval_s / self.speed - time.monotonic()))
         return self.sent
 
     def backfill(self, progress: Callable[[int, int], None] | None = None) -> int:
