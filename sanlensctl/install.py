@@ -133,13 +133,19 @@ def function_jar() -> Path:
     digest = _digest(*sources, *(p.name for p in sorted(flink_lib.glob("*.jar"))))
     if FUNCTIONS_JAR.exists() and _fresh(stamp, digest):
         return FUNCTIONS_JAR
-    javac = _require_tool("javac", "install a Java 17 JDK (Debian: apt-get install openjdk-17-jdk-headless)")
+    jdk = Path(require_java()).resolve().parent  # the tools of the same Java 17 that runs the stack
+    javac, jar = jdk / "javac", jdk / "jar"
+    if not javac.exists() or not jar.exists():
+        raise SanlensError(
+            f"a Java 17 JDK is required to compile the jobs' Java functions: {jdk} has no javac "
+            "(Debian: apt-get install openjdk-17-jdk-headless)"
+        )
     step(f"compiling the jobs' Java functions into .sanlens/lib/jobs/{FUNCTIONS_JAR.name}")
     classes = FUNCTIONS_JAR.parent / "classes"
     shutil.rmtree(classes, ignore_errors=True)
     _run(
         [
-            javac,
+            str(javac),
             "-J-XX:-UsePerfData",
             "--release",
             "17",
@@ -153,7 +159,7 @@ def function_jar() -> Path:
     )
     _run(
         [
-            _require_tool("jar", "install a Java 17 JDK"),
+            str(jar),
             "-J-XX:-UsePerfData",
             "cf",
             str(FUNCTIONS_JAR),

@@ -14,12 +14,11 @@ import sys
 import pytest
 
 from flink_jobs.breakdown import job
+from flink_jobs.breakdown.tables import PARTS
 from flink_jobs.common import runtime
 from ingest.simulator import latency
 from tests.breakdown_scenarios import ROWS_PER_INTERVAL, iso
 from tests.support import free_port, sanlens, wait_until
-
-PARTS = ("host_queueing_us", "fabric_us", "array_us", "unexplained_us")
 
 
 def test_each_window_is_broken_down_along_its_path_as_it_was_then(breakdown_played, ch):

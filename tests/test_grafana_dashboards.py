@@ -14,6 +14,7 @@ import sys
 import pytest
 import yaml
 
+from flink_jobs.breakdown.tables import PARTS
 from tests.grafana_macros import ALL, expand
 from tests.support import ROOT
 
@@ -208,7 +209,6 @@ def check_shape(panel: dict, rows: list[dict]) -> None:
 # -- the latency breakdown dashboard's SQL against real pipeline data (the breakdown job's tables) ---------
 
 LATENCY = DASHBOARDS["where-the-latency-is.json"]
-PARTS = ("host_queueing_us", "fabric_us", "array_us", "unexplained_us")
 # What each query returns, in order: panels by title, variables by $name, annotations by name.
 LATENCY_COLUMNS = {
     "Where the selection's latency goes": ("time", *PARTS),

@@ -158,6 +158,7 @@ def path_windows(m: Method) -> str:
         AND pa.port = p.array_switch_port"""
 
 
+PARTS = ("host_queueing_us", "fabric_us", "array_us", "unexplained_us")  # they add up to host_us
 BREAKDOWN_COLUMNS = """window_start, window_s, customer, site, host, disk, direction, host_port, switch,
     host_switch_port, array_switch_port, `array`, volume, path_valid_from, ios, host_us, host_queueing_us,
     fabric_us, array_us, unexplained_us, hba_busy, port_stall, port_discards"""
