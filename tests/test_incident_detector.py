@@ -25,6 +25,7 @@ def java():
 def detector(java, **changes):
     i = Incidents(**changes)
     return java.Detector(
+        W,
         i.history_windows,
         i.warmup_windows,
         i.quantile,
@@ -64,6 +65,19 @@ def test_a_fault_opens_at_its_first_window_and_closes_at_the_first_normal_one(ja
     assert closed.baselineUs == pytest.approx(100.0) and closed.excessUs == pytest.approx(500.0)
     assert closed.ios == 10 * 1000 and closed.severity == "warning"
     assert [s.endedAt for s in states[:-1]] == [None] * (len(states) - 1)
+
+
+def test_windows_lost_after_a_fault_do_not_stretch_it(java):
+    """A window the joins lost (a part that came too late) is a gap, not a normal window: the incident ends
+    where its last window above ends, not at the next window that arrives (CI once saw a slow drain's end
+    three windows late)."""
+    d, track, states = detector(java), java.Track(), []
+    values = [100.0] * 20 + [600.0] * 10 + [None] * 3 + [100.0] * 3  # windows 30-32 never arrive
+    for n, value in enumerate(values):
+        if value is not None and (state := d.add(track, window(n), value, 1000, 0.0, "s")) is not None:
+            states.append(state)
+    closed = states[-1]
+    assert get_field(closed, "endedAt") == window(30) and get_field(closed, "windows") == 10
 
 
 def test_one_window_above_the_baseline_is_a_blip_not_an_incident(java):

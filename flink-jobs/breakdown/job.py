@@ -66,7 +66,7 @@ def statements(env, args):
         env.create_temporary_view(name, env.sql_query(query))
     inserts = env.create_statement_set()
     inserts.add_insert_sql(tables.INSERT_BREAKDOWN)
-    inserts.add_insert_sql(tables.insert_incidents(detection))
+    inserts.add_insert_sql(tables.insert_incidents(detection, method.window_s))
     return inserts
 
 

@@ -209,16 +209,17 @@ class Incidents:
     relative_margin: float = 0.25  # a window is above the baseline by more than this share of it ...
     absolute_margin_us: float = 20.0  # ... and by more than this many us
     open_after: int = 2  # windows above in a row that open an incident (it starts at the first)
-    close_after: int = 2  # normal windows in a row that close it (it ends at the first)
+    close_after: int = 2  # normal windows in a row that close it (it ends where its last window above ends)
 
 
-def insert_incidents(i: Incidents) -> str:
+def insert_incidents(i: Incidents, window_s: int) -> str:
     return f"""
     INSERT INTO incidents
     SELECT contributor, component, path, incident_id, site, started_at, ended_at, last_window, windows, ios,
         baseline_us, excess_us, peak_us, severity
     FROM detect_incidents(
         input => TABLE incident_parts PARTITION BY (contributor, component, path),
+        window_length_ms => {window_s * 1000},
         history_windows => {i.history_windows}, warmup_windows => {i.warmup_windows}, quantile => {i.quantile!r}E0,
         relative_margin => {i.relative_margin!r}E0, absolute_margin_us => {i.absolute_margin_us!r}E0,
         open_after => {i.open_after}, close_after => {i.close_after}, uid => 'incidents')"""

@@ -10,9 +10,9 @@ import org.apache.flink.table.functions.ProcessTableFunction;
 import org.apache.flink.types.Row;
 
 /**
- * detect_incidents(input => TABLE parts PARTITION BY (contributor, component, path), ...): the Detector as a
- * process table function, its Track in Flink's keyed state. Input columns: window_ms, value_us, ios,
- * discards, site. One output row per incident state (opened, still going, closed), after the partition
+ * detect_incidents(input => TABLE parts PARTITION BY (contributor, component, path), window_length_ms => ...,
+ * ...): the Detector as a process table function, its Track in Flink's keyed state. Input columns: window_ms,
+ * value_us, ios, discards, site. One output row per incident state (opened, still going, closed), after the partition
  * columns.
  */
 @DataTypeHint("ROW<incident_id STRING, site STRING, started_at TIMESTAMP_LTZ(3), ended_at TIMESTAMP_LTZ(3), "
@@ -27,6 +27,7 @@ public final class DetectIncidents extends ProcessTableFunction<Row> {
     public void eval(
             @StateHint(name = "track", ttl = "1 d") Track track,
             @ArgumentHint(value = ArgumentTrait.SET_SEMANTIC_TABLE, name = "input") Row input,
+            @ArgumentHint(name = "window_length_ms") Integer windowLengthMs,
             @ArgumentHint(name = "history_windows") Integer historyWindows,
             @ArgumentHint(name = "warmup_windows") Integer warmupWindows,
             @ArgumentHint(name = "quantile") Double quantile,
@@ -35,7 +36,7 @@ public final class DetectIncidents extends ProcessTableFunction<Row> {
             @ArgumentHint(name = "open_after") Integer openAfter,
             @ArgumentHint(name = "close_after") Integer closeAfter) {
         if (detector == null) {
-            detector = new Detector(historyWindows, warmupWindows, quantile, relativeMargin, absoluteMarginUs,
+            detector = new Detector(windowLengthMs, historyWindows, warmupWindows, quantile, relativeMargin, absoluteMarginUs,
                     openAfter, closeAfter, SEVERE_US);
         }
         String key = input.<String>getFieldAs("contributor") + "|" + input.<String>getFieldAs("component") + "|"

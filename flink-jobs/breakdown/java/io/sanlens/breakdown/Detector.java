@@ -11,15 +11,19 @@ import java.util.Arrays;
  * The baseline is learnt from the data: a low quantile of the last normal windows, so a slow climb does not
  * become the norm while it climbs. A window is above it when value > baseline + max(relative margin x
  * baseline, absolute margin); `openAfter` windows in a row open an incident that started at the first of
- * them, `closeAfter` normal windows in a row close it at the first of those. While a run lasts the baseline
- * is frozen and its windows are kept out of the history.
+ * them, `closeAfter` normal windows in a row close it at the end of its last window above. Windows the joins
+ * lost in between (a part that arrived too late) are gaps: the incident ends where its evidence ends, not at
+ * the next window that happens to arrive. While a run lasts the baseline is frozen and its windows are kept
+ * out of the history.
  */
 public final class Detector {
+    public final long windowMs;
     public final int historySize, warmup, openAfter, closeAfter;
     public final double quantile, relativeMargin, absoluteMarginUs, severeUs;
 
-    public Detector(int historySize, int warmup, double quantile, double relativeMargin, double absoluteMarginUs,
+    public Detector(long windowMs, int historySize, int warmup, double quantile, double relativeMargin, double absoluteMarginUs,
                     int openAfter, int closeAfter, double severeUs) {
+        this.windowMs = windowMs;
         this.historySize = historySize;
         this.warmup = warmup;
         this.quantile = quantile;
@@ -78,11 +82,11 @@ public final class Detector {
                 t.excessIos = 0;
             }
             t.runWindows++;
+            t.lastAbove = t.window;
             t.excessSum += (value - baseline) * t.ios;
             t.excessIos += t.ios;
             t.peak = Math.max(t.peak, value);
             t.runDiscards = Math.max(t.runDiscards, t.discards);
-            t.normalSince = null;
             t.normalWindows = 0;
             if (t.runWindows < openAfter) return null;
             t.open = true;
@@ -93,12 +97,10 @@ public final class Detector {
             t.runWindows = 0; // a blip shorter than openAfter: no incident
             return null;
         }
-        if (t.normalWindows++ == 0) t.normalSince = t.window;
-        if (t.normalWindows < closeAfter) return null;
-        Incident closed = incident(t, t.normalSince);
+        if (++t.normalWindows < closeAfter) return null;
+        Incident closed = incident(t, t.lastAbove + windowMs);
         t.open = false;
         t.runWindows = 0;
-        t.normalSince = null;
         t.normalWindows = 0;
         return closed;
     }

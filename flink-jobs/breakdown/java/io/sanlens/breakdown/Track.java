@@ -26,6 +26,6 @@ public class Track {
     public double peak;
     public double runDiscards;
     public boolean open;
-    public Long normalSince;
+    public Long lastAbove;
     public int normalWindows;
 }
