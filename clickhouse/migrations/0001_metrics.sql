@@ -1,4 +1,4 @@
--- Normalised samples (telemetry.samples), one row per sample. Short TTL: rollups keep the history.
+-- Normalized samples (telemetry.samples), one row per sample. Short TTL: rollups keep the history.
 -- kafka_partition/kafka_offset make the table its own offset store: the loader resumes after the
 -- highest offset it holds, so a batch inserted but not yet committed in Kafka is never loaded twice.
 CREATE TABLE IF NOT EXISTS sanlens.metrics
