@@ -265,6 +265,10 @@ def cmd_test(args) -> int:
     for lint, fix in ((["check", "."], "check --fix ."), (["format", "--check", "."], "format .")):
         if subprocess.call([sys.executable, "-m", "ruff", *lint], cwd=config.ROOT) != 0:
             raise SanlensError(f"ruff {' '.join(lint)} found problems (above): .sanlens/venv/bin/ruff {fix} fixes many")
+    if subprocess.call([sys.executable, "-m", "sqlfluff", "lint", "dbt/models", "dbt/tests"], cwd=config.ROOT) != 0:
+        raise SanlensError(
+            "sqlfluff found problems (above): .sanlens/venv/bin/sqlfluff fix dbt/models dbt/tests fixes many"
+        )
     pytest_args = [a for a in args.args if a != "--keep"]
     if stack.running():
         print(

@@ -1,5 +1,6 @@
 -- Every row's parts add up to what the host measured, within 1%.
-select period_start, host, disk, direction, host_us,
-       host_queueing_us + fabric_us + array_us + unexplained_us as parts
+select
+    period_start, host, disk, direction, host_us,
+    host_queueing_us + fabric_us + array_us + unexplained_us as parts
 from {{ ref('latency_breakdown') }}
 where abs(parts - host_us) > 0.01 * host_us

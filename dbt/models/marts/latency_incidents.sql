@@ -27,5 +27,5 @@ select
     i.paths as paths,
     i.ios as ios
 from {{ ref('stg_incidents') }} as i
-left join sites as s on s.site = i.site
+left join sites as s on i.site = s.site
 order by is_open desc, started_at desc

@@ -7,18 +7,22 @@
 -- percentile: the error is at most the bucket's width (a factor of 2).
 with histograms as (
     select
-        multiIf(grouping(volume) = 0, 'volume', grouping(array) = 0, 'array',
-                grouping(site) = 0, 'site', 'model') as level,
+        multiIf(
+            grouping(volume) = 0, 'volume', grouping(array) = 0, 'array',
+            grouping(site) = 0, 'site', 'model'
+        ) as level,
         customer, site, array_model, firmware, array, volume, direction, period_start,
         sumMap([bucket], [ios]) as histogram,
         sum(ios) as total
     from {{ ref('stg_service_time_hist') }}
     where source = 'array'
-    group by grouping sets (
-        (array_model, firmware, direction, period_start),
-        (customer, site, array_model, firmware, direction, period_start),
-        (customer, site, array_model, firmware, array, direction, period_start),
-        (customer, site, array_model, firmware, array, volume, direction, period_start))
+    group by
+        grouping sets (
+            (array_model, firmware, direction, period_start),
+            (customer, site, array_model, firmware, direction, period_start),
+            (customer, site, array_model, firmware, array, direction, period_start),
+            (customer, site, array_model, firmware, array, volume, direction, period_start)
+        )
     having total > 0
     settings group_by_use_nulls = 0
 )

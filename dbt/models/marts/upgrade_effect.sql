@@ -18,9 +18,12 @@ with per_metric as (
     group by array_model, from_firmware, to_firmware, direction, metric
 ),
 resampled as (
-    select *,
-        arrayMap(r -> arrayAvg(arrayMap(j -> deltas[1 + cityHash64(r, j) % arrays], range(arrays))),
-                 range(2000)) as resample_means
+    select
+        *,
+        arrayMap(
+            r -> arrayAvg(arrayMap(j -> deltas[1 + cityHash64(r, j) % arrays], range(arrays))),
+            range(2000)
+        ) as resample_means
     from per_metric
 )
 select
@@ -30,5 +33,5 @@ select
     arrayAvg(deltas) as mean_delta,
     arrayReduce('quantileExact(0.025)', resample_means) as ci_low,
     arrayReduce('quantileExact(0.975)', resample_means) as ci_high,
-    not (ci_low <= 0 and 0 <= ci_high) as excludes_zero
+    not(ci_low <= 0 and 0 <= ci_high) as excludes_zero
 from resampled

@@ -9,8 +9,10 @@ with changes as (
             customer,
             site,
             model as array_model,
-            lagInFrame(firmware) over (partition by array order by valid_from
-                                       rows between 1 preceding and current row) as from_firmware,
+            lagInFrame(firmware) over (
+                partition by array order by valid_from
+                rows between 1 preceding and current row
+            ) as from_firmware,
             firmware as to_firmware,
             valid_from as changed_at
         from {{ ref('stg_array_firmware') }}
@@ -23,14 +25,16 @@ hourly as (
     group by array, direction, period_start
 ),
 around as (
-    select c.*, h.direction, h.histogram,
+    select
+        c.*, h.direction, h.histogram,
         dateDiff('hour', toStartOfHour(c.changed_at), h.period_start) as offset_h
     from changes as c
-    inner join hourly as h on h.array = c.array
+    inner join hourly as h on c.array = h.array
     where offset_h != 0 and abs(offset_h) <= 24
 ),
 matched as (
-    select *,
+    select
+        *,
         least(uniqExactIf(offset_h, offset_h < 0) over w, uniqExactIf(offset_h, offset_h > 0) over w) as hours_each_way
     from around
     window w as (partition by array, changed_at)
