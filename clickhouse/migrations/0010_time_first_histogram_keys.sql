@@ -5,7 +5,8 @@
 -- backfill of 200 arrays: refreshes of 3 s at its start, 19 s at its end). A sorting key cannot be
 -- reordered in place, so each table is rebuilt: same columns, engine, partitions and TTL, its rows copied
 -- (the primary key is stated: a table created AS another would take over its old one). Run again after a
--- failure, it copies again; the copies collapse like any re-delivery.
+-- failure, it copies again; the copies collapse like any re-delivery. Rows inserted between a copy and
+-- its rename would be lost: apply it with the loader stopped, as `./sanlens up` does (migrations first).
 CREATE TABLE IF NOT EXISTS sanlens.service_time_hist_10s__rebuilt AS sanlens.service_time_hist_10s
 ENGINE = ReplacingMergeTree
 PARTITION BY toYYYYMMDD(window_start)
