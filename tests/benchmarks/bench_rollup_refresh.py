@@ -47,7 +47,8 @@ def main() -> int:
         columns = ", ".join(
             r[0] for r in client.query(f"DESCRIBE TABLE {scratch}.{rollups.BASE}").result_rows if r[0] != "loaded_at"
         )
-        hour = client.command(f"SELECT toStartOfHour(max(window_start)) - INTERVAL 1 HOUR FROM {scratch}.{rollups.BASE}")
+        last_whole_hour = "toStartOfHour(max(window_start)) - INTERVAL 1 HOUR"
+        hour = client.command(f"SELECT {last_whole_hour} FROM {scratch}.{rollups.BASE}")
         timings: dict[str, list[float]] = {level.table: [] for level in rollups.LEVELS}
         for run in range(args.runs):
             since = client.command("SELECT now64(3)")
