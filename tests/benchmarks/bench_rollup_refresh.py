@@ -44,17 +44,14 @@ def main() -> int:
         hours = client.command(f"SELECT uniqExact(toStartOfHour(window_start)) FROM {scratch}.{rollups.BASE}")
         print(f"{held:,} rows of 10 s histograms over {hours} hours rolled up in {time.perf_counter() - t0:.1f} s")
 
-        columns = ", ".join(
-            r[0] for r in client.query(f"DESCRIBE TABLE {scratch}.{rollups.BASE}").result_rows if r[0] != "loaded_at"
-        )
         last_whole_hour = "toStartOfHour(max(window_start)) - INTERVAL 1 HOUR"
         hour = client.command(f"SELECT {last_whole_hour} FROM {scratch}.{rollups.BASE}")
         timings: dict[str, list[float]] = {level.table: [] for level in rollups.LEVELS}
         for run in range(args.runs):
             since = client.command("SELECT now64(3)")
             client.command(
-                f"""INSERT INTO {scratch}.{rollups.BASE} ({columns}) SELECT {columns} FROM {scratch}.{rollups.BASE}
-                FINAL WHERE toStartOfHour(window_start) = {{hour:DateTime('UTC')}}""",
+                f"""INSERT INTO {scratch}.{rollups.BASE} SELECT * REPLACE (now64(3) AS loaded_at)
+                FROM {scratch}.{rollups.BASE} FINAL WHERE toStartOfHour(window_start) = {{hour:DateTime('UTC')}}""",
                 parameters={"hour": hour},
             )
             for level in rollups.LEVELS:

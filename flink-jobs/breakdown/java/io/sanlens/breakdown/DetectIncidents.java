@@ -12,8 +12,8 @@ import org.apache.flink.types.Row;
 /**
  * detect_incidents(input => TABLE parts PARTITION BY (contributor, component, path), window_length_ms => ...,
  * ...): the Detector as a process table function, its Track in Flink's keyed state. Input columns: window_ms,
- * value_us, ios, discards, site. One output row per incident state (opened, still going, closed), after the partition
- * columns.
+ * value_us, ios, discards, site. One output row per incident state (opened, still going, closed), after the
+ * partition columns.
  */
 @DataTypeHint("ROW<incident_id STRING, site STRING, started_at TIMESTAMP_LTZ(3), ended_at TIMESTAMP_LTZ(3), "
         + "last_window TIMESTAMP_LTZ(3), windows INT, ios BIGINT, baseline_us DOUBLE, excess_us DOUBLE, "
@@ -36,8 +36,8 @@ public final class DetectIncidents extends ProcessTableFunction<Row> {
             @ArgumentHint(name = "open_after") Integer openAfter,
             @ArgumentHint(name = "close_after") Integer closeAfter) {
         if (detector == null) {
-            detector = new Detector(windowLengthMs, historyWindows, warmupWindows, quantile, relativeMargin, absoluteMarginUs,
-                    openAfter, closeAfter, SEVERE_US);
+            detector = new Detector(windowLengthMs, historyWindows, warmupWindows, quantile, relativeMargin,
+                    absoluteMarginUs, openAfter, closeAfter, SEVERE_US);
         }
         String key = input.<String>getFieldAs("contributor") + "|" + input.<String>getFieldAs("component") + "|"
                 + input.<String>getFieldAs("path");

@@ -21,8 +21,8 @@ public final class Detector {
     public final int historySize, warmup, openAfter, closeAfter;
     public final double quantile, relativeMargin, absoluteMarginUs, severeUs;
 
-    public Detector(long windowMs, int historySize, int warmup, double quantile, double relativeMargin, double absoluteMarginUs,
-                    int openAfter, int closeAfter, double severeUs) {
+    public Detector(long windowMs, int historySize, int warmup, double quantile, double relativeMargin,
+                    double absoluteMarginUs, int openAfter, int closeAfter, double severeUs) {
         this.windowMs = windowMs;
         this.historySize = historySize;
         this.warmup = warmup;
