@@ -20,11 +20,12 @@ import time
 from collections import defaultdict
 from datetime import UTC, datetime
 
+import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 
 from clickhouse.client import connect
 from ingest import topics
-from ingest.loader import rollups
+from ingest.loader import arrow, rollups
 
 DEFAULT_ROUTES = {
     topics.SAMPLES: "sanlens.metrics",
@@ -63,6 +64,7 @@ class Loader:
         # server time the last rollup started: rows loaded later are rolled up next
         self.rolled_up_since = rollups.last_refresh(self.ch) if self.rollup_every else None
         self.columns = {table: self._columns(table) for table in routes.values()}
+        self.arrow = {table: arrow.Target(columns) for table, columns in self.columns.items()}
         self.consumer = Consumer(
             {
                 "bootstrap.servers": kafka,
@@ -82,9 +84,12 @@ class Loader:
             os.environ.get("SANLENS_LOADER_FAULT_EXIT_AFTER_INSERTS", 0)
         )  # fault injection for tests
 
-    def _columns(self, table: str) -> list[str]:
+    def _columns(self, table: str) -> list[tuple[str, str]]:
+        """The table's (name, type) columns a message may set."""
         rows = self.ch.query(f"DESCRIBE TABLE {table}").result_rows
-        return [r[0] for r in rows if r[2] not in ("MATERIALIZED", "ALIAS", "EPHEMERAL") and r[0] != "loaded_at"]
+        return [
+            (r[0], r[1]) for r in rows if r[2] not in ("MATERIALIZED", "ALIAS", "EPHEMERAL") and r[0] != "loaded_at"
+        ]
 
     def on_assign(self, consumer, partitions):
         """Resume after what ClickHouse already holds, or after the committed offset if that is further."""
@@ -176,7 +181,13 @@ class Loader:
         self.dead += len(dead)
 
     def _insert(self, table: str, lines: list[bytes]) -> None:
-        self.ch.raw_insert(table, self.columns[table], b"\n".join(lines), settings=INSERT_SETTINGS, fmt="JSONEachRow")
+        """Columnar when the batch parses as the table's Arrow schema; else as JSONEachRow, whose parser
+        is more lenient (best-effort dates) and names what it refuses."""
+        try:
+            self.ch.insert_arrow(table, self.arrow[table].table(lines), settings=INSERT_SETTINGS)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            names = [name for name, _ in self.columns[table]]
+            self.ch.raw_insert(table, names, b"\n".join(lines), settings=INSERT_SETTINGS, fmt="JSONEachRow")
         self.loaded += len(lines)
         self.inserts += 1
 
