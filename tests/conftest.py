@@ -85,14 +85,14 @@ def rollout(stack, ch, tmp_path_factory):
     run.close()
     truth = [json.loads(line) for line in (folder / "truth" / "histograms.jsonl").read_text().splitlines()]
     total, arrays = sum(sum(t["counts"]) for t in truth), list(s.arrays)
-    for table in ("service_time_hist_10s", "service_time_hist_array_1h"):  # loaded, then rolled up (last level)
+    # loaded, then rolled up (the last level: the fleet's, of the run's own model)
+    for table, where, parameters in (
+        ("service_time_hist_10s FINAL", "array IN {a:Array(String)}", {"a": arrays}),
+        ("service_time_hist_fleet_1h", "array_model = {m:String}", {"m": f"M-{run_id}"}),
+    ):
         wait_until(
-            lambda table=table: (
-                ch.command(
-                    f"SELECT sum(ios) FROM sanlens.{table} FINAL WHERE array IN {{a:Array(String)}}",
-                    parameters={"a": arrays},
-                )
-                == total
+            lambda table=table, where=where, parameters=parameters: (
+                ch.command(f"SELECT sum(ios) FROM sanlens.{table} WHERE {where}", parameters=parameters) == total
             ),
             300,
             f"{total} I/Os in {table}",

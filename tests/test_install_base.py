@@ -28,13 +28,13 @@ def test_every_io_the_arrays_counted_is_in_the_histograms_and_rollups(rollout, c
             )
             == expected_total
         ), table
-    assert (
-        ch.command(
-            "SELECT sum(ios) FROM sanlens_marts.install_base_histogram WHERE array_model = {m:String}",
-            parameters={"m": rollout.model},
-        )
-        == expected_total
-    )
+    for table in ("sanlens.service_time_hist_fleet_1h", "sanlens_marts.install_base_histogram"):  # no FINAL
+        assert (
+            ch.command(
+                f"SELECT sum(ios) FROM {table} WHERE array_model = {{m:String}}", parameters={"m": rollout.model}
+            )
+            == expected_total
+        ), table
 
 
 def test_install_base_histogram_reproduces_the_planted_express_writes_shift(rollout, ch):

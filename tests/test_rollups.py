@@ -1,16 +1,17 @@
 """The service-time rollups (ingest/loader/rollups.py) on the real ClickHouse: 10 s -> 1 min -> 1 h ->
-1 day, and 1 h per array, keep every I/O exactly once, even when a window is delivered twice or a refresh runs twice;
-each sample counts for the firmware its array ran at the sample's time; late data is picked up."""
+1 day, 1 h per array, and 1 h per model and firmware for the whole fleet, keep every I/O exactly once, even
+when a window is delivered twice or a refresh runs twice; each sample counts for the firmware its array ran
+at the sample's time; late data is picked up."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from ingest.loader import rollups
+from ingest.loader import rollups, spans
 
 T0 = datetime(2026, 11, 20, 10, 59, 0, tzinfo=UTC)
-LEVELS = [f"sanlens.{level.table}" for level in rollups.LEVELS]
+LEVELS = [f"sanlens.{level.table}" for level in rollups.LEVELS if level is not rollups.FLEET]  # per array
 COLUMNS = [
     "window_start",
     "window_s",
@@ -83,3 +84,68 @@ def test_rollups_count_every_io_once_with_the_firmware_of_its_time(ch):
         parameters={"a": array},
     ).result_rows
     assert [n for _, n in minutes] == [2 * (100 + 200 + 300 + 7), 2 * 400]
+
+
+def test_the_fleet_level_sums_each_hour_over_arrays_and_replaces_whole_days(ch):
+    """Two arrays of a model of this test's own, over midnight: the fleet level holds, per firmware, direction,
+    hour and bucket, exactly the I/Os of the per-array level and how many arrays have them, one row each
+    (read without FINAL), however often a window arrives or a refresh runs; a late sample is added, and a span
+    replaced by another run (ingest/loader/spans.py) leaves nothing of the earlier one."""
+    run = uuid.uuid4().hex[:6]
+    model, site, a1, a2 = f"F-{run}", f"s-{run}", f"fleet-{run}-1", f"fleet-{run}-2"
+    midnight = datetime(2026, 11, 21, tzinfo=UTC)
+    since = ch.command("SELECT now64(3)")
+    ch.insert(
+        "sanlens.topology",
+        [
+            [midnight - timedelta(days=1), "array", "c1", site, a1, model, "ssd", "3.1.3"],
+            [midnight - timedelta(days=1), "array", "c1", site, a2, model, "ssd", "3.1.3"],
+            [midnight + timedelta(seconds=5), "array", "c1", site, a2, model, "ssd", "3.2.1"],
+        ],
+        column_names=["valid_from", "kind", "customer", "site", "array", "model", "media", "firmware"],
+    )
+
+    def rows(array: str, volume: str, seconds: int, ios: int, offset: int) -> list[list]:  # writes, buckets 4, 5
+        ts = midnight + timedelta(seconds=seconds)
+        start = ts - timedelta(seconds=ts.second % 10)
+        return [
+            [start, 10, ts, "array", site, array, volume, "", "", "", "write", b, ios, 0, offset + b] for b in (4, 5)
+        ]
+
+    # 23:59:50: both arrays on 3.1.3; 00:00:10: a1 (two volumes) still on 3.1.3, a2 on 3.2.1
+    day1 = rows(a1, "v1", -10, 100, 0) + rows(a2, "v1", -10, 20, 10)
+    day2 = rows(a1, "v1", 10, 3, 20) + rows(a1, "v2", 10, 5, 30) + rows(a2, "v1", 10, 40, 40)
+    ch.insert("sanlens.service_time_hist_10s", day1 + day2, column_names=COLUMNS)
+    assert rollups.refresh(ch, since)
+
+    def fleet() -> dict:
+        got = ch.query(
+            "SELECT period_start, firmware, direction, bucket, ios, arrays FROM sanlens.service_time_hist_fleet_1h "
+            "WHERE array_model = {m:String}",
+            parameters={"m": model},
+        ).result_rows
+        out = {(p.replace(tzinfo=UTC), fw, d, b): (n, arrays) for p, fw, d, b, n, arrays in got}
+        assert len(out) == len(got), "one row per key, without FINAL"
+        return out
+
+    hour1, hour2 = midnight - timedelta(hours=1), midnight
+    expected = {
+        **{(hour1, "3.1.3", "write", b): (120, 2) for b in (4, 5)},
+        **{(hour2, "3.1.3", "write", b): (8, 1) for b in (4, 5)},
+        **{(hour2, "3.2.1", "write", b): (40, 1) for b in (4, 5)},
+    }
+    assert fleet() == expected
+
+    again = ch.command("SELECT now64(3)")
+    ch.insert("sanlens.service_time_hist_10s", day1 + day2[:2], column_names=COLUMNS)  # delivered twice
+    assert rollups.refresh(ch, again) and rollups.refresh(ch, again)  # and a refresh run twice
+    assert fleet() == expected
+
+    late = ch.command("SELECT now64(3)")
+    ch.insert("sanlens.service_time_hist_10s", rows(a2, "v1", 20, 7, 100), column_names=COLUMNS)  # day 2 only
+    assert rollups.refresh(ch, late)
+    expected.update({(hour2, "3.2.1", "write", b): (47, 1) for b in (4, 5)})
+    assert fleet() == expected
+
+    spans.delete(ch, [site], midnight - timedelta(seconds=10), midnight + timedelta(seconds=30))
+    assert fleet() == {}

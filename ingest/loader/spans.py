@@ -5,11 +5,15 @@ store, the rollups and the marts hold the new run once and nothing of the earlie
 The span starts on the whole minute before its first sample, so that no minute holds rows of both runs.
 Each table has the column its rows are placed in time by, and the period that column is aligned to: an
 hour or a day that overlaps the span goes too, and is recomputed from the level below (which keeps the
-earlier run's rows outside the span) when the new run's rows arrive."""
+earlier run's rows outside the span) when the new run's rows arrive. The fleet level
+(service_time_hist_fleet_1h) has no site to delete by: the days the span overlaps are recomputed from
+the per-array level right after the deletes, so no reader sees the earlier run's I/Os there."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
+
+from ingest.loader import rollups
 
 TABLES = [  # table, time column, the period the span's start is taken back to
     ("metrics", "ts", "1 MINUTE"),
@@ -40,3 +44,5 @@ def delete(client, sites: list[str], start: datetime, end: datetime, database: s
             f"BETWEEN toStartOfInterval({{a:DateTime64(3, 'UTC')}}, INTERVAL {period}) AND {{b:DateTime64(3, 'UTC')}}",
             parameters={"sites": sites, "a": start, "b": end},
         )
+    days = [start.date() + timedelta(days=n) for n in range((end.date() - start.date()).days + 1)]
+    rollups.replace_days(client, rollups.FLEET, days, database)

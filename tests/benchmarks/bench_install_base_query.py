@@ -1,12 +1,26 @@
-"""Benchmark: the install-base query over 30 days of hourly rollups for 1,000 arrays x 50 volumes.
+"""Benchmark: the fleet queries over 30 days of 1,000 arrays x 50 volumes, and the rollup of one new hour.
 
-Backfills a scratch database on the stack's ClickHouse with hourly service-time histograms per
-volume, in the shape of sanlens.service_time_hist_1h (read and write, 8 occupied buckets per volume
-and hour; two array models, 20 customers; 80% of the arrays move from 3.1.3 to 3.2.1 halfway), rolls
-them up per array with the loader's own rollup SQL (ingest/loader/rollups.py), then runs the
-install_base_histogram model's own SQL (dbt/models, staging view inlined) 5 times and prints the
-median. For comparison, the same query straight on the per-volume rollup once. Needs
-`./sanlens up`; the scratch database is dropped at the end unless --keep.
+Fills a scratch database on the stack's ClickHouse with 30 days of hourly service-time histograms (read
+and write, 8 occupied buckets; two array models, 20 customers; 80% of the arrays move from 3.1.3 to
+3.2.1 halfway), rolls them up with the loader's own SQL (ingest/loader/rollups.py), then prints:
+- the install-base query: the install_base_histogram model's own SQL (dbt/models, staging view inlined),
+  median of 5 runs; for comparison, the SQL it replaced (per-array level, FINAL) once;
+- the percentiles query: the model level of latency_percentiles, the model's own SQL with its per-array
+  and per-volume inputs emptied, median of 5 runs; its site and array levels (per-array level) once;
+- the incremental refresh of one new hour, 3 times: the hour's per-volume rows arrive in
+  service_time_hist_1h and the loader's refresh of every level above it (_1d, _array_1h, _fleet_1h)
+  is timed for the periods that received them. The new hours are the last ones of their day, so the
+  day level re-reads a whole day of volumes (its worst case).
+
+What is affordable: the per-array and fleet levels hold all 30 days x 1,000 arrays (11.5 M and 34,560
+rows, the shape the queries read); the per-volume level only holds the day of the new hours (21 hours,
+16.8 M rows at 50 volumes), which is all that any refresh of a new hour reads from it. The per-array
+rows of the days before are generated in place, in the same number and shape as the roll-up of 560 M
+per-volume rows would give (that roll-up took 310 s: a first load's cost, not a query's). The 10 s and
+1 minute levels are not filled (the refresh of one hour of them at 200 arrays: bench_rollup_refresh);
+a refresh finds the hour it recomputes from one 10 s row that marks it, as the loader finds it from
+the rows it loaded. Needs `./sanlens up`; the scratch database is dropped at
+the end unless --keep.
 
     .sanlens/venv/bin/python -m tests.benchmarks.bench_install_base_query [--days 30] [--arrays 1000] [--volumes 50]
 """
@@ -27,44 +41,67 @@ from tests.support import ROOT
 
 MODELS = ROOT / "dbt" / "models"
 BUCKETS = 8
+ABOVE_THE_HOUR = ("service_time_hist_1d", "service_time_hist_array_1h", rollups.FLEET.table)
+# install_base_histogram as it read the per-array level before the fleet level existed
+PER_ARRAY_INSTALL_BASE = """
+    SELECT array_model, firmware, direction, period_start, bucket, sum(ios) AS ios,
+        ios / sum(ios) OVER (PARTITION BY array_model, firmware, direction, period_start) AS share,
+        uniqExact(array) AS arrays
+    FROM %s.service_time_hist_array_1h FINAL
+    GROUP BY array_model, firmware, direction, period_start, bucket"""
 
 
-def model_sql(database: str) -> str:
-    """install_base_histogram as dbt compiles it, reading `database`'s tables through its staging view."""
-
-    def plain(path: Path) -> str:
-        return "\n".join(line for line in path.read_text().splitlines() if not line.lstrip().startswith("--"))
-
-    staging = plain(MODELS / "staging" / "stg_array_service_time_hist.sql")
-    staging = re.sub(r"\{\{\s*source\('sanlens',\s*'(\w+)'\)\s*\}\}", rf"{database}.\1", staging)
-    mart = plain(MODELS / "marts" / "install_base_histogram.sql")
-    return re.sub(r"\{\{\s*ref\('stg_array_service_time_hist'\)\s*\}\}", f"({staging})", mart)
+def plain(path: Path) -> str:
+    return "\n".join(line for line in path.read_text().splitlines() if not line.lstrip().startswith("--"))
 
 
-def backfill(client, table: str, days: int, arrays: int, volumes: int) -> int:
-    per_hour = arrays * volumes * 2 * BUCKETS
-    for day in range(days):
+def model_sql(database: str, mart: str, empty: tuple[str, ...] = ()) -> str:
+    """A mart as dbt compiles it, reading `database`'s tables through its staging views (those in `empty`
+    read nothing)."""
+
+    def staging(match: re.Match) -> str:
+        sql = plain(MODELS / "staging" / f"{match.group(1)}.sql")
+        sql = re.sub(r"\{\{\s*source\('sanlens',\s*'(\w+)'\)\s*\}\}", rf"{database}.\1", sql)
+        return f"(SELECT * FROM ({sql}) WHERE 0)" if match.group(1) in empty else f"({sql})"
+
+    return re.sub(r"\{\{\s*ref\('(\w+)'\)\s*\}\}", staging, plain(MODELS / "marts" / f"{mart}.sql"))
+
+
+def rows_sql(level: str, arrays: int, volumes: int, hours: int, half: int) -> str:
+    """Rows of one level (per volume or per array) for `hours` hours from {start}, hour index {first} on."""
+    rows_per_array, scale = (1, volumes) if level == "array" else (volumes, 1)  # an array's row sums its volumes
+    per_hour = arrays * rows_per_array * 2 * BUCKETS
+    volume = (
+        ""
+        if level == "array"
+        else f"\n            concat(array, '-v', toString(intDiv(n, {2 * BUCKETS}) % {volumes})),"
+    )
+    ios = f"{scale * 1000} + cityHash64(n) % {scale * 50000}"
+    return f"""
+        SELECT
+            {{start:DateTime('UTC')}} + INTERVAL h HOUR AS period_start,
+            'array',
+            concat('customer', toString(a % 20)),
+            concat('customer', toString(a % 20), '-dc'),
+            concat('af', leftPad(toString(a), 4, '0')) AS array,
+            if(a % 2 = 0, 'AF8000', 'AF9000'),
+            if(a % 5 != 0 AND h >= {half}, '3.2.1', '3.1.3'),{volume}
+            if(intDiv(n, {BUCKETS}) % 2 = 0, 'read', 'write'),
+            toUInt8(2 + n % {BUCKETS}),
+            toUInt64({ios})
+        FROM (SELECT number AS n, {{first:UInt32}} + intDiv(number, {per_hour}) AS h,
+                     intDiv(number, {rows_per_array * 2 * BUCKETS}) % {arrays} AS a
+              FROM numbers({hours * per_hour}))"""
+
+
+def timed(client, sql: str, runs: int, what: str) -> list[float]:
+    timings = []
+    for run in range(runs):
         t0 = time.perf_counter()
-        client.command(f"""
-            INSERT INTO {table} (period_start, source, customer, site, array, array_model, firmware, volume,
-                                 host, disk, host_port, direction, bucket, ios)
-            SELECT
-                toStartOfHour(now()) - INTERVAL {days} DAY + INTERVAL intDiv(n, {per_hour}) HOUR AS period_start,
-                'array',
-                concat('customer', toString(a % 20)),
-                concat('customer', toString(a % 20), '-dc'),
-                concat('af', leftPad(toString(a), 4, '0')) AS array,
-                if(a % 2 = 0, 'AF8000', 'AF9000'),
-                if(a % 5 != 0 AND intDiv(n, {per_hour}) >= {days * 12}, '3.2.1', '3.1.3'),
-                concat(array, '-v', toString(intDiv(n, 16) % {volumes})),
-                '', '', '',
-                if(intDiv(n, {BUCKETS}) % 2 = 0, 'read', 'write'),
-                toUInt8(2 + n % {BUCKETS}) AS bucket,
-                toUInt64(1000 + cityHash64(n) % 50000)
-            FROM (SELECT number + {day * 24 * per_hour} AS n, intDiv(number, {volumes * 2 * BUCKETS}) % {arrays} AS a
-                  FROM numbers({24 * per_hour}))""")
-        print(f"  day {day + 1}/{days}: {24 * per_hour:,} rows in {time.perf_counter() - t0:.1f} s", flush=True)
-    return days * 24 * per_hour
+        result = client.query(sql).result_rows[0]
+        timings.append((time.perf_counter() - t0) * 1000)
+        print(f"  {what}, run {run + 1}: {timings[-1]:,.0f} ms ({result[0]:,} rows, {result[1]:,} I/Os)", flush=True)
+    return timings
 
 
 def main() -> int:
@@ -73,45 +110,122 @@ def main() -> int:
     ap.add_argument("--arrays", type=int, default=1000)
     ap.add_argument("--volumes", type=int, default=50)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--new-hours", type=int, default=3, help="new hours rolled up one after the other")
     ap.add_argument("--keep", action="store_true", help="keep the scratch database")
-    ap.add_argument("--per-volume", action="store_true", help="also time the query on the per-volume rollup")
     args = ap.parse_args()
     client = db.client(send_receive_timeout=3600)
     scratch = f"bench_{uuid.uuid4().hex[:6]}"
-    table = f"{scratch}.service_time_hist_1h"
     client.command(f"CREATE DATABASE {scratch}")
     try:
-        client.command(f"CREATE TABLE {table} AS sanlens.service_time_hist_1h")
-        client.command(f"CREATE TABLE {scratch}.service_time_hist_array_1h AS sanlens.service_time_hist_array_1h")
+        for table in (rollups.BASE, "service_time_hist_1h", *ABOVE_THE_HOUR):
+            client.command(f"CREATE TABLE {scratch}.{table} AS sanlens.{table}")
+        # hours 0 .. days*24-1 held, then the new ones: the last hours of the day that ends at midnight today
+        hours, new = args.days * 24, args.new_hours
+        start = client.command(f"SELECT toStartOfDay(now('UTC')) - INTERVAL {hours + new} HOUR")
+        per_volume_from = hours + new - 24  # the hours of the new hours' day before them, per volume
+        columns = "period_start, source, customer, site, array, array_model, firmware, volume, direction, bucket, ios"
+        array_columns = columns.replace("volume, ", "")
         t0 = time.perf_counter()
-        rows = backfill(client, table, args.days, args.arrays, args.volumes)
+        client.command(
+            f"INSERT INTO {scratch}.service_time_hist_array_1h ({array_columns}) "
+            f"{rows_sql('array', args.arrays, args.volumes, per_volume_from, hours // 2)}",
+            parameters={"start": start, "first": 0},
+        )
+        print(f"per array: {per_volume_from} hours in {time.perf_counter() - t0:.0f} s", flush=True)
+        t0 = time.perf_counter()
+        client.command(
+            f"INSERT INTO {scratch}.service_time_hist_1h ({columns}) "
+            f"{rows_sql('volume', args.arrays, args.volumes, 24 - new, hours // 2)}",
+            parameters={"start": start, "first": per_volume_from},
+        )
+        print(f"per volume: {24 - new} hours in {time.perf_counter() - t0:.0f} s", flush=True)
+        t0 = time.perf_counter()
+        for table in ABOVE_THE_HOUR:
+            rollups.refresh_level(client, next(lv for lv in rollups.LEVELS if lv.table == table), scratch)
+        counts = {
+            table: client.command(f"SELECT count() FROM {scratch}.{table}")
+            for table in ("service_time_hist_1h", *ABOVE_THE_HOUR)
+        }
         print(
-            f"backfilled {rows:,} rows ({args.days} days x {args.arrays} arrays x {args.volumes} volumes x 2 "
-            f"directions x {BUCKETS} buckets) in {time.perf_counter() - t0:.0f} s",
+            f"rolled up in {time.perf_counter() - t0:.0f} s: "
+            + ", ".join(f"{table} {n:,} rows" for table, n in counts.items()),
             flush=True,
         )
-        t0 = time.perf_counter()
-        level = next(level for level in rollups.LEVELS if level.table == "service_time_hist_array_1h")
-        client.command(rollups.insert_sql(level, scratch, since=False))
-        per_array = client.command(f"SELECT count() FROM {scratch}.service_time_hist_array_1h")
-        print(f"rolled up per array: {per_array:,} rows in {time.perf_counter() - t0:.0f} s", flush=True)
-        query = f"SELECT count(), sum(ios), sum(share), sum(arrays) FROM ({model_sql(scratch)})"
-        timings = []
-        for run in range(args.runs):
-            t0 = time.perf_counter()
-            result = client.query(query).result_rows[0]
-            timings.append((time.perf_counter() - t0) * 1000)
-            print(f"  run {run + 1}: {timings[-1]:,.0f} ms ({result[0]:,} mart rows, {result[1]:,} I/Os)", flush=True)
-        print(
-            f"\ninstall-base query over {args.days} days of hourly rollups ({per_array:,} rows per array, from "
-            f"{rows:,} per volume): median of {args.runs} runs {statistics.median(timings):,.0f} ms "
-            f"(min {min(timings):,.0f}, max {max(timings):,.0f})"
+
+        install_base = (
+            f"SELECT count(), sum(ios), sum(share), sum(arrays) FROM ({model_sql(scratch, 'install_base_histogram')})"
         )
-        if args.per_volume:
-            per_volume = query.replace(f"{scratch}.service_time_hist_array_1h", table)
+        base_ms = timed(client, install_base, args.runs, "install-base query")
+        old_ms = timed(
+            client,
+            install_base.replace(model_sql(scratch, "install_base_histogram"), PER_ARRAY_INSTALL_BASE % scratch),
+            1,
+            "the same on the per-array level, FINAL (before)",
+        )
+        percentiles = "SELECT count(), sum(ios), sum(latency_ms) FROM ({})"
+        model_ms = timed(
+            client,
+            percentiles.format(
+                model_sql(scratch, "latency_percentiles", ("stg_array_service_time_hist", "stg_service_time_hist"))
+            ),
+            args.runs,
+            "percentiles query, model level",
+        )
+        array_ms = timed(
+            client,
+            percentiles.format(
+                model_sql(scratch, "latency_percentiles", ("stg_fleet_service_time_hist", "stg_service_time_hist"))
+            ),
+            1,
+            "percentiles, site and array levels",
+        )
+
+        refresh: dict[str, list[float]] = {table: [] for table in ABOVE_THE_HOUR}
+        for i in range(new):
+            hour = client.query(
+                f"SELECT {{start:DateTime('UTC')}} + INTERVAL {hours + i} HOUR", parameters={"start": start}
+            ).result_rows[0][0]
+            since = client.command("SELECT now64(3)")
             t0 = time.perf_counter()
-            client.query(per_volume)
-            print(f"the same query on the per-volume rollup: {(time.perf_counter() - t0) * 1000:,.0f} ms (1 run)")
+            client.command(
+                f"INSERT INTO {scratch}.service_time_hist_1h ({columns}) "
+                f"{rows_sql('volume', args.arrays, args.volumes, 1, hours // 2)}",
+                parameters={"start": start, "first": hours + i},
+            )
+            client.command(
+                f"INSERT INTO {scratch}.{rollups.BASE} (window_start, window_s, sample_ts, source, site, array, "
+                "direction, bucket, ios) VALUES ({h:DateTime64(3, 'UTC')}, 10, {h:DateTime64(3, 'UTC')}, 'array', "
+                "'customer1-dc', 'af0001', 'write', 4, 0)",
+                parameters={"h": hour},
+            )
+            arrived = time.perf_counter() - t0
+            for table in ABOVE_THE_HOUR:
+                t0 = time.perf_counter()
+                level = next(lv for lv in rollups.LEVELS if lv.table == table)
+                rollups.refresh_level(client, level, scratch, since)
+                refresh[table].append(time.perf_counter() - t0)
+            print(
+                f"  new hour {hour:%Y-%m-%d %H:00} ({args.arrays * args.volumes * 2 * BUCKETS:,} per-volume rows, "
+                f"written in {arrived:.1f} s) rolled up in {sum(t[-1] for t in refresh.values()):.2f} s: "
+                + ", ".join(f"{table} {t[-1]:.2f} s" for table, t in refresh.items()),
+                flush=True,
+            )
+        fleet = client.command(f"SELECT count() FROM {scratch}.{rollups.FLEET.table}")
+
+        def summary(ms: list[float]) -> str:
+            return f"{statistics.median(ms):,.0f} ms (min {min(ms):,.0f}, max {max(ms):,.0f})"
+
+        print(f"\n{args.days} days x {args.arrays:,} arrays x {args.volumes} volumes ({fleet:,} fleet rows):")
+        print(f"  install-base query, median of {args.runs}:             {summary(base_ms)}")
+        print(f"  the same from the per-array level, FINAL, 1 run:   {old_ms[0]:,.0f} ms")
+        print(f"  percentiles query (model level), median of {args.runs}:  {summary(model_ms)}")
+        print(f"  percentiles, site and array levels, 1 run:         {array_ms[0]:,.0f} ms")
+        total = [sum(t) for t in zip(*refresh.values())]
+        to_fleet = [a + f for a, f in zip(refresh["service_time_hist_array_1h"], refresh[rollups.FLEET.table])]
+        print(f"  refresh of one new hour, every level above it, median of {new}: {statistics.median(total):.2f} s")
+        print(f"    of which per array and fleet (the install base's path):  {statistics.median(to_fleet):.2f} s")
+        for table, seconds in refresh.items():
+            print(f"    {table:<28} {statistics.median(seconds):.2f} s")
         return 0
     finally:
         if not args.keep:

@@ -40,7 +40,7 @@ def main() -> int:
             client.command(f"INSERT INTO {scratch}.{table} SELECT * FROM sanlens.{table}")
         t0 = time.perf_counter()
         for level in rollups.LEVELS:
-            client.command(rollups.insert_sql(level, scratch, since=False))
+            rollups.refresh_level(client, level, scratch)
         hours = client.command(f"SELECT uniqExact(toStartOfHour(window_start)) FROM {scratch}.{rollups.BASE}")
         print(f"{held:,} rows of 10 s histograms over {hours} hours rolled up in {time.perf_counter() - t0:.1f} s")
 
@@ -56,7 +56,7 @@ def main() -> int:
             )
             for level in rollups.LEVELS:
                 t0 = time.perf_counter()
-                client.command(rollups.insert_sql(level, scratch), parameters={"since": since})
+                rollups.refresh_level(client, level, scratch, since)
                 timings[level.table].append(time.perf_counter() - t0)
             total = sum(t[-1] for t in timings.values())
             print(f"  run {run + 1}: the hour from {hour} refreshed in {total:.2f} s", flush=True)
