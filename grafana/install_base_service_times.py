@@ -1,9 +1,12 @@
 """The "Install base service times" dashboard: the fleet's service-time histogram per firmware cohort
 (the Express Writes figure), percentiles over time, and drill-down from fleet to array to volume.
-Every query reads the service-time rollups (sanlens.service_time_hist_1h/_1m, read FINAL) and takes
-percentiles from merged histograms with serviceTimeQuantile (clickhouse/migrations/0006)."""
+Every query reads the service-time rollups, at the coarsest level the selection allows (fleet, array,
+volume: clickhouse/migrations/0005, 0007, 0011), and takes percentiles from merged histograms with
+serviceTimeQuantile (clickhouse/migrations/0006)."""
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from grafana_foundation_sdk.builders import barchart, common, dashboard, table, timeseries
 from grafana_foundation_sdk.models.common import LegendDisplayMode, LegendPlacement
@@ -17,15 +20,53 @@ from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query, cascading_v
 UID = "sanlens-install-base"
 TITLE = "Install base service times"
 
+
 # Every panel filters on the same selection; $__conditionalAll keeps "All" from expanding to a long list.
-SELECTION = """source = 'array'
-    AND $__conditionalAll(customer IN (${customer:singlequote}), $customer)
-    AND $__conditionalAll(site IN (${site:singlequote}), $site)
-    AND $__conditionalAll(array_model IN (${array_model:singlequote}), $array_model)
-    AND $__conditionalAll(firmware IN (${firmware:singlequote}), $firmware)
-    AND $__conditionalAll(array IN (${array:singlequote}), $array)
-    AND $__conditionalAll(volume IN (${volume:singlequote}), $volume)
-    AND direction = '${direction}'"""
+def selection(variables: tuple[str, ...], source: str = "\n    AND source = 'array'") -> str:
+    conditions = "".join(f"\n    AND $__conditionalAll({v} IN (${{{v}:singlequote}}), ${v})" for v in variables)
+    return f"direction = '${{direction}}'{source}{conditions}"
+
+
+EVERY_VARIABLE = ("customer", "site", "array_model", "firmware", "array", "volume")
+SELECTION = selection(EVERY_VARIABLE)
+
+
+class Level(NamedTuple):
+    """A level of the rollups: its table, the variables it has columns for, and the variables that must
+    be All for it to hold the selection."""
+
+    table: str
+    variables: tuple[str, ...]
+    all_of: tuple[str, ...]
+
+    def where(self) -> str:
+        source = "" if self is FLEET else "\n    AND source = 'array'"  # the fleet level is array-reported only
+        return selection(self.variables, source)
+
+    def holds(self) -> str:
+        """1=1 when every variable it lacks is All: `$__conditionalAll(0, $v)` is 1=1 when $v is All, else 0."""
+        return " AND ".join(f"$__conditionalAll(0, ${v})" for v in self.all_of)
+
+
+# Coarsest first. The fleet level is read without FINAL (its days are swapped in whole).
+FLEET = Level(
+    "sanlens.service_time_hist_fleet_1h", ("array_model", "firmware"), ("customer", "site", "array", "volume")
+)
+ARRAYS = Level("sanlens.service_time_hist_array_1h FINAL", EVERY_VARIABLE[:-1], ("volume",))
+VOLUMES = Level("sanlens.service_time_hist_1h FINAL", EVERY_VARIABLE, ())
+
+
+def by_level(columns: str, levels: list[Level]) -> str:
+    """`columns` and ios of the selection in the time range, read from the coarsest of `levels` that holds
+    it: one branch of the UNION ALL has a true condition, the others a constant false that reads nothing."""
+    branches = []
+    for i, level in enumerate(levels):
+        conditions = ([level.holds()] if level.all_of else []) + [f"NOT ({c.holds()})" for c in levels[:i]]
+        when = "".join(f"\n    AND {c}" for c in conditions)
+        where = f"$__timeFilter(period_start) AND {level.where()}{when}"
+        branches.append(f"    SELECT {columns}, ios FROM {level.table}\n    WHERE {where}")
+    return "\n    UNION ALL\n".join(branches)
+
 
 # (name, label, the variables it depends on)
 VARIABLES = [
@@ -39,9 +80,9 @@ VARIABLES = [
 
 
 def variable(name: str, label: str, parents: list[str]) -> dashboard.QueryVariable:
-    return cascading_variable(
-        name, label, parents, "sanlens.service_time_hist_1h", "period_start", " AND source = 'array'"
-    )
+    # the array level lists every variable but the volume, with 1/50 of the rows
+    table = "sanlens.service_time_hist_1h" if name == "volume" else "sanlens.service_time_hist_array_1h"
+    return cascading_variable(name, label, parents, table, "period_start", " AND source = 'array'")
 
 
 def cohort_histogram() -> barchart.Panel:
@@ -51,8 +92,9 @@ SELECT
     if(bucket = 31, '> 8388608 ms', concat('<= ', toString(serviceTimeBucketUpperMs(bucket)), ' ms')) AS service_time,
     firmware,
     sum(ios) / sum(sum(ios)) OVER (PARTITION BY firmware) AS share
-FROM sanlens.service_time_hist_1h FINAL
-WHERE $__timeFilter(period_start) AND {SELECTION}
+FROM (
+{by_level("bucket, firmware", [FLEET, ARRAYS, VOLUMES])}
+)
 GROUP BY bucket, firmware
 HAVING sum(ios) > 0
 ORDER BY bucket, firmware"""
@@ -134,7 +176,7 @@ ORDER BY time"""
     )
 
 
-def top_table(panel_id: int, entity: str, columns: str, title: str) -> table.Panel:
+def top_table(panel_id: int, entity: str, columns: str, levels: list[Level], title: str) -> table.Panel:
     sql = f"""
 SELECT {columns},
     serviceTimeQuantile(histogram.1, histogram.2, 0.99) AS p99_ms,
@@ -142,8 +184,9 @@ SELECT {columns},
     arraySum(histogram.2) AS ios
 FROM (
     SELECT {columns}, sumMap([bucket], [ios]) AS histogram
-    FROM sanlens.service_time_hist_1h FINAL
-    WHERE $__timeFilter(period_start) AND {SELECTION}
+    FROM (
+{by_level(f"{columns}, bucket", levels)}
+    )
     GROUP BY {columns}
 )
 ORDER BY p99_ms DESC
@@ -205,7 +248,15 @@ def build() -> dashboard.Dashboard:
         .with_panel(percentiles_by_firmware())
         .with_panel(percentiles())
         .with_row(dashboard.Row("Arrays and volumes").id(101))
-        .with_panel(top_table(4, "array", "array_model, firmware, array", "Arrays by p99 service time"))
-        .with_panel(top_table(5, "volume", "array, volume", "Volumes by p99 service time"))
+        .with_panel(
+            top_table(
+                4,
+                "array",
+                "array_model, firmware, array",
+                [ARRAYS, VOLUMES],
+                "Arrays by p99 service time",
+            )
+        )
+        .with_panel(top_table(5, "volume", "array, volume", [VOLUMES], "Volumes by p99 service time"))
     )
     return board

@@ -19,15 +19,12 @@ from ingest import topics
 from ingest.loader import rollups, spans
 from ingest.loader.loader import DEFAULT_ROUTES
 from sanlensctl import cli, config, db, offsets, stack
-from sanlensctl.components import telegraf
+from sanlensctl.components import flink, loader, telegraf
 from sanlensctl.errors import SanlensError
 
 # The pipeline's stages, each a consumer group: what it reads.
-STAGES = {
-    "normalize": ("sanlens-normalize", [topics.METRICS]),
-    "histograms": ("sanlens-histograms", [topics.SAMPLES]),
-    "breakdown": ("sanlens-breakdown", [topics.SAMPLES]),
-    "loader": ("sanlens-loader", list(DEFAULT_ROUTES)),
+STAGES = {job: (flink.group(job), inputs) for job, inputs in flink.INPUTS.items()} | {
+    "loader": (loader.GROUP, list(DEFAULT_ROUTES))
 }
 
 # Telegraf's heartbeat keeps arriving, and Flink commits its offsets only at checkpoints (10 s):

@@ -15,7 +15,6 @@ from flink_jobs.normalize.catalog import DEAD, DECODED, ENTITY_KEYS
 from tests.support import java_functions
 
 NOW = 1_795_000_000_000
-FIELD, RECORD = "\x1f", "\x1e"
 
 
 @pytest.fixture(scope="module")
@@ -26,17 +25,18 @@ def decoder():
 
 @pytest.fixture
 def decoded(decoder):
-    """The decoder's row for a record (a dict, or text as it came), with its packed samples unpacked."""
+    """The decoder's verdict on a record (a dict, or text as it came), with its samples as Python objects."""
 
     def decode(record, arrival=NOW):
         d = decoder.decode(record if isinstance(record, str) else json.dumps(record), arrival)
-        row = {name: get_field(d, name) for name in ("outcome", "reason", "detail", "series", "entity", "samples")}
         samples = [
-            SimpleNamespace(metric=m, kind=k, unit=u, bucket=int(b), num=float(n), den=float(den) if den else None)
-            for m, k, u, b, n, den in (s.split(FIELD) for s in row["samples"].split(RECORD) if s)
+            SimpleNamespace(**{name: get_field(s, name) for name in ("metric", "kind", "unit", "bucket", "num", "den")})
+            for s in get_field(d, "samples")
         ]
         return SimpleNamespace(
-            **{**row, "entity": row["entity"].split(FIELD), "packed": row["samples"], "samples": samples},
+            **{name: get_field(d, name) for name in ("outcome", "reason", "detail", "series")},
+            entity=list(get_field(d, "entity")),
+            samples=samples,
             ts_ms=get_field(d, "tsMs"),
             n_samples=get_field(d, "nSamples"),
             n_unknown=get_field(d, "nUnknown"),
@@ -111,10 +111,12 @@ def test_counters_selected_by_a_tag_and_unknown_fields_are_dropped_not_lost(deco
     assert other.samples == [] and other.unknown_fields == ["sqlserver_performance.value"]
 
 
-def test_the_flink_encoding_packs_every_sample_and_counts(decoded):
+def test_a_record_counts_its_samples_and_unknown_fields_and_names_its_series(decoded):
     d = decoded(win_disk(**{"Avg._Disk_sec/Read": 0.012, "Foo": 1}))
     assert (d.outcome, d.reason, d.ts_ms, d.n_samples, d.n_unknown) == (DECODED, "", NOW, 2, 1)
-    assert d.packed.split(RECORD) == ["disk.read_latency\x1fgauge\x1fus\x1f-1\x1f12000.0\x1f"]
+    assert [(s.metric, s.kind, s.unit, s.bucket, s.num, s.den) for s in d.samples] == [
+        ("disk.read_latency", "gauge", "us", -1, 12000.0, None)
+    ]
     assert d.entity[:3] == ["s", "h", "E:"] and d.series == "win_disk|host=h|instance=E:|site=s"
 
 

@@ -65,11 +65,13 @@ def test_a_second_run_counts_only_its_own_records(two_runs):
     # the I/Os before its first poll are the baseline, the interval across globex-af1's restart is dropped,
     # and on a loaded machine a late first or last poll misses more (CI once measured 76% of a cohort: a first
     # poll about 6 s of wall clock late is 24 simulated intervals); a poll that spans an upgrade is attributed
-    # to the firmware at its sample time. So less than planted, and never the double that counting the first
-    # run again would give. The backfill's acceptance test checks the exact count, free of poll timing.
+    # to the firmware at its sample time (a late poll across an upgrade moves that many more I/Os from the old
+    # cohort to the new: CI once measured 106% of the new one). So, per direction, less than planted, and
+    # never the double that counting the first run again would give. The backfill's acceptance test checks
+    # the exact count, free of poll timing.
     totals = {}
     for fw, direction, arrays, measured, simulated, *_ in rows:
-        assert 0.5 * int(simulated) <= int(measured) <= 1.05 * int(simulated), (fw, direction, measured, simulated)
+        assert 0.5 * int(simulated) <= int(measured) <= 1.3 * int(simulated), (fw, direction, measured, simulated)
         assert int(arrays) <= len(SCENARIO.arrays)
         totals[direction] = [a + int(b) for a, b in zip(totals.get(direction, [0, 0]), (measured, simulated))]
     for direction, (measured, simulated) in totals.items():

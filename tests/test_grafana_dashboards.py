@@ -179,13 +179,44 @@ def test_every_variable_query_lists_values(variable, rollout, ch):
 @pytest.mark.parametrize("panel", panels(INSTALL_BASE), ids=lambda p: p["title"])
 def test_every_panel_query_returns_what_the_panel_shows(panel, rollout, ch):
     for selection in (
-        {"customer": [rollout.customer]},  # fleet
+        {"array_model": [rollout.model]},  # the install base (of the session's model)
+        {"customer": [rollout.customer]},  # one customer
         {"customer": [rollout.customer], "array": [rollout.arrays[0]]},  # one array
         {"customer": [rollout.customer], "array": [rollout.arrays[0]], "volume": [f"{rollout.arrays[0]}-sql1_data"]},
     ):  # one volume
         rows = run_panel(ch, rollout, panel["targets"][0]["rawSql"], **selection)
         assert rows, f"{panel['title']}: no rows for {selection}"
         check_shape(panel, rows)
+
+
+@pytest.mark.stack
+def test_the_histogram_is_the_same_from_every_level_of_the_rollups(rollout, ch):
+    """The cohort histogram reads the fleet level when only model and firmware are chosen, the array level
+    when no volume is, the volume level otherwise: the same I/Os, whichever level answers."""
+    (panel,) = [p for p in panels(INSTALL_BASE) if p["type"] == "barchart"]
+    sql = panel["targets"][0]["rawSql"]
+    volumes = [
+        r[0]
+        for r in ch.query(
+            "SELECT DISTINCT volume FROM sanlens.service_time_hist_1h WHERE array IN {a:Array(String)}",
+            parameters={"a": rollout.arrays},
+        ).result_rows
+    ]
+    selections = {
+        "service_time_hist_fleet_1h": {"array_model": [rollout.model]},
+        "service_time_hist_array_1h": {"array_model": [rollout.model], "customer": [rollout.customer]},
+        "service_time_hist_1h": {"array_model": [rollout.model], "volume": volumes},
+    }
+    for table, selection in selections.items():
+        variables = {v["name"]: ALL for v in query_variables(INSTALL_BASE)} | {"direction": "write"} | selection
+        estimate = ch.query("EXPLAIN ESTIMATE " + expand(sql, rollout.start, rollout.end, 60, variables))
+        read = {r[1] for r in estimate.result_rows if r[3] > 0}  # (database, table, parts, rows, marks)
+        assert read == {table}, f"{selection} read {read}, not {table} alone"
+    fleet, arrays, by_volume = (run_panel(ch, rollout, sql, **selection) for selection in selections.values())
+    assert len(fleet) > 10
+    for rows in (arrays, by_volume):
+        assert [(r["service_time"], r["firmware"]) for r in rows] == [(r["service_time"], r["firmware"]) for r in fleet]
+        assert [r["share"] for r in rows] == pytest.approx([r["share"] for r in fleet], rel=1e-9)
 
 
 def check_shape(panel: dict, rows: list[dict]) -> None:

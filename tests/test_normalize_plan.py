@@ -1,5 +1,6 @@
-"""The normalize job's plan, from Flink's own planner (no stack needed): the per-series LAG that both the
-samples and the accounting read is planned once, not once per output, and each record is decoded once, in the JVM."""
+"""The normalize job's plan, from Flink's own planner (no stack needed): each record is decoded, paired
+with its series' previous samples and counted once, in one Java operator that all three outputs share,
+with one shuffle per record (by source) and no per-sample aggregation."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from flink_jobs.normalize import job
 from tests.support import free_port
 
 
-def test_samples_and_accounting_share_one_lag_aggregation(monkeypatch):
+def test_samples_dead_letters_and_accounting_share_one_operator_per_record(monkeypatch):
     monkeypatch.setattr(sys, "argv", ["job.py", "--rest-port", str(free_port())])
     args = runtime.arguments(job.__doc__, job.OPTIONS)
     plan = job.statements(runtime.table_env("normalize-plan", args), args).explain()
     optimized = plan.split("== Optimized Execution Plan ==")[-1]
-    assert optimized.count("OverAggregate") == 1, optimized
-    assert optimized.count("Correlate(invocation=[decode_record(") == 1, optimized
-    assert "Python" not in optimized, optimized  # the decoder is the Java function: no Python in the job
+    assert optimized.count("ProcessTableFunction(invocation=[normalize_records(") == 1, optimized
+    assert "OverAggregate" not in optimized and "Correlate" not in optimized, optimized  # no LAG, no UNNEST
+    assert "Python" not in optimized, optimized  # the function is Java: no Python worker in the job

@@ -56,8 +56,12 @@ def test_status_json_reports_every_component_healthy_with_a_real_probe(stack):
         entry = report[name]
         assert entry["healthy"] is True, (name, entry)
         assert isinstance(entry["pid"], int) and entry["version"]
-        assert set(entry) == {"healthy", "pid", "port", "version", "detail"}
-    assert report["flink"]["detail"].startswith("normalize: RUNNING")
+        assert set(entry) - {"jobs"} == {"healthy", "pid", "port", "version", "detail"}
+    assert report["flink"]["detail"].startswith("normalize: RUNNING, lag ")
+    for job, progress in report["flink"]["jobs"].items():  # each job's lag and how fresh its output is
+        assert progress["state"] == "RUNNING" and progress["lag"] >= 0, (job, progress)
+        fresh = progress["freshness"]
+        assert fresh["rows"] == 0 or fresh["p50_s"] <= fresh["p95_s"], (job, progress)
     assert report["kafka"]["port"] == config.KAFKA_PORT and report["clickhouse"]["port"] == config.CLICKHOUSE_PORT
 
 

@@ -5,6 +5,7 @@ at the sample's time; late data is picked up."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -149,3 +150,30 @@ def test_the_fleet_level_sums_each_hour_over_arrays_and_replaces_whole_days(ch):
 
     spans.delete(ch, [site], midnight - timedelta(seconds=10), midnight + timedelta(seconds=30))
     assert fleet() == {}
+
+
+def test_the_day_level_takes_a_day_once_it_has_ended(ch):
+    """Live, the open day stays out of the day level (recomputing the whole day at every refresh would take
+    the loader's time); the windows it left aside are taken at the first refresh after their day ended, even
+    though they were loaded before that refresh's `since`."""
+    array = f"day-{uuid.uuid4().hex[:6]}"
+    if ch.command("SELECT toHour(now('UTC')) = 23 AND toMinute(now('UTC')) = 59"):
+        time.sleep(61)  # not across midnight
+    today = ch.query("SELECT toStartOfDay(now('UTC'))").first_row[0].replace(tzinfo=UTC)
+    open_day, ended_day = today + timedelta(seconds=10), today - timedelta(hours=3)
+    rows = [  # the ended day's window was loaded while its day was still open
+        [start, 10, start, "array", "s1", array, f"{array}-v1", "", "", "", "read", 6, ios, loaded_at]
+        for start, ios, loaded_at in ((open_day, 5, today), (ended_day, 7, today - timedelta(hours=2)))
+    ]
+    ch.insert("sanlens.service_time_hist_10s", rows, column_names=COLUMNS[:13] + ["loaded_at"])
+    for level in rollups.LEVELS[:2]:  # the refresh after it was loaded: minutes and hours (the day was open)
+        rollups.refresh_level(ch, level, since=today - timedelta(hours=2, seconds=1))
+    assert rollups.refresh(ch, today - timedelta(seconds=30))  # the previous refresh ran before midnight
+    day, this_hour = (
+        ch.command(
+            f"SELECT sum(ios) FROM sanlens.{table} FINAL WHERE array = {{a:String}} AND period_start >= {{p:DateTime}}",
+            parameters={"a": array, "p": period},
+        )
+        for table, period in (("service_time_hist_1d", today - timedelta(days=1)), ("service_time_hist_1h", today))
+    )
+    assert (day, this_hour) == (7, 5)

@@ -1,6 +1,6 @@
 """The normalize job's catalog (catalog.yaml), read in one place: expanded here, decoded against in the JVM.
 
-The decoder itself is Java (java/, the table function decode_record): it gets the catalog as the
+The decoder itself is Java (java/, in the process table function normalize_records): it gets the catalog as the
 JSON this module writes, through the job parameter `sanlens.catalog` naming that file.
 """
 
@@ -27,8 +27,8 @@ ENTITY_KEYS = [
     "port",
 ]
 DECODED, DEAD = "decoded", "dead"
-DECODER_CLASS = "io.sanlens.normalize.DecodeRecord"
-CATALOG_PARAMETER = "sanlens.catalog"  # DecodeRecord.CATALOG_PARAMETER
+FUNCTION_CLASS = "io.sanlens.normalize.NormalizeRecords"
+CATALOG_PARAMETER = "sanlens.catalog"  # NormalizeRecords.CATALOG_PARAMETER
 
 
 def load(path: Path = CATALOG_FILE) -> dict:

@@ -1,8 +1,6 @@
-"""The normalize job's one function: decode_record(payload, arrival_ms), a Java table function
-(java/, compiled by ./sanlens into .sanlens/lib/jobs) because SQL cannot walk a JSON object's keys.
-It gives one row per record, with the record's counts (samples, unknown fields) for the accounting; the
-samples travel as one string (fields joined by U+001F, samples by U+001E) that Flink SQL splits again.
-"""
+"""The normalize job's one function: normalize_records, a Java process table function (java/, compiled
+by ./sanlens into .sanlens/lib/jobs) that decodes each raw record against the catalog, pairs each sample
+with its series' previous one, and emits samples, dead letters and the record's accounting."""
 
 from __future__ import annotations
 
@@ -10,11 +8,9 @@ from pathlib import Path
 
 from flink_jobs.normalize import catalog
 
-COLUMNS = ["outcome", "reason", "detail", "series", "ts_ms", "entity", "samples", "n_samples", "n_unknown"]
-
 
 def register(env, state: Path) -> None:
-    """decode_record in `env`, with the catalog written as JSON into the job's state folder."""
+    """normalize_records in `env`, with the catalog written as JSON into the job's state folder."""
     path = catalog.write_json(state / "catalog.json")
     env.get_config().set("pipeline.global-job-parameters", f"{catalog.CATALOG_PARAMETER}:{path}")
-    env.create_java_temporary_function("decode_record", catalog.DECODER_CLASS)
+    env.create_java_temporary_function("normalize_records", catalog.FUNCTION_CLASS)

@@ -4,7 +4,6 @@ job's own accounting out (docs/contract.md)."""
 from __future__ import annotations
 
 from flink_jobs.normalize.catalog import ENTITY_KEYS
-from flink_jobs.normalize.functions import COLUMNS
 from ingest import topics
 
 WINDOW_S = 10  # accounting windows, by arrival time
@@ -12,27 +11,31 @@ EMIT_EVERY = "INTERVAL '5' SECOND"  # how often the counts of the records proces
 
 
 def raw_metrics(kafka_options: str) -> str:
-    """`telemetry.metrics` as raw text, so that a record that is not even JSON can still be dead-lettered.
-    Arrival is the broker's append time (the topic uses LogAppendTime): every record has one. `read_at`
-    is when the job read the record (ingestion time): no record is read before it is read, so nothing
-    can be late; its watermark only paces a bounded run's accounting. Samples wait for no watermark."""
+    """`telemetry.metrics` as raw text, so that a record that is not even JSON can still be dead-lettered,
+    with its Kafka key (the source), by which the records are partitioned. Arrival is the broker's append
+    time (the topic uses LogAppendTime): every record has one. `read_at` is when the job read the record
+    (ingestion time), and its watermark only paces a bounded run's accounting. The watermark trails it by
+    a second, because the function drops a row whose time is not after the watermark, and rows read in
+    the same millisecond share a time. Samples wait for no watermark."""
     return f"""
     CREATE TABLE raw_metrics (
+        kafka_key STRING,
         payload STRING,
         kafka_topic STRING METADATA FROM 'topic' VIRTUAL,
         kafka_partition INT METADATA FROM 'partition' VIRTUAL,
         kafka_offset BIGINT METADATA FROM 'offset' VIRTUAL,
         arrival TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL,
-        proc AS PROCTIME(),
         read_at AS CAST(CURRENT_TIMESTAMP AS TIMESTAMP_LTZ(3)),
-        WATERMARK FOR read_at AS read_at
-    ) WITH ({kafka_options}, 'format' = 'raw')"""
+        WATERMARK FOR read_at AS read_at - INTERVAL '1' SECOND
+    ) WITH ({kafka_options}, 'key.format' = 'raw', 'key.fields' = 'kafka_key', 'value.format' = 'raw',
+            'value.fields-include' = 'EXCEPT_KEY')"""
 
 
-def _sink(name: str, topic: str, bootstrap: str, columns: str) -> str:
+def _sink(name: str, topic: str, bootstrap: str, columns: str, key: str | None = None) -> str:
+    keyed = f"'key.format' = 'raw', 'key.fields' = '{key}', 'value.fields-include' = 'EXCEPT_KEY'," if key else ""
     return f"""
     CREATE TABLE {name} ({columns}
-    ) WITH ('connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '{bootstrap}',
+    ) WITH ('connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '{bootstrap}', {keyed}
             'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601',
             'sink.delivery-guarantee' = 'at-least-once', 'properties.compression.type' = 'lz4',
             'properties.linger.ms' = '20', 'properties.batch.size' = '524288')"""
@@ -46,8 +49,9 @@ def sinks(bootstrap: str, prefix: str | None = None) -> list[str]:
             topics.with_prefix(topics.SAMPLES, prefix),
             bootstrap,
             f"""
-        ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, unit STRING, bucket INT,{entity_columns}
+        source STRING, ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, unit STRING, bucket INT,{entity_columns}
         arrived_at TIMESTAMP_LTZ(3)""",
+            key="source",
         ),
         _sink(
             "deadletter",
@@ -68,108 +72,46 @@ def sinks(bootstrap: str, prefix: str | None = None) -> list[str]:
     ]
 
 
-def _part(column: str, i: int) -> str:
-    return f"SPLIT_INDEX({column}, CHR(31), {i})"
+# Every record through the one Java operator (functions.py), partitioned by source: one row per sample
+# out, per refused record, and per count of the record's accounting, told apart by `kind`. A series
+# always comes from one source, hence one Kafka partition and one subtask: processing order is arrival
+# order, and nothing waits for a watermark. Only a bounded run passes the read time (`on_time`), for
+# its accounting to window on (the function's `rowtime`).
+NORMALIZED = """
+    SELECT * FROM normalize_records(input => TABLE raw_metrics PARTITION BY kafka_key{on_time},
+                                    uid => 'normalize-records')"""
 
-
-DECODED = f"""
-    SELECT r.payload, r.kafka_topic, r.kafka_partition, r.kafka_offset, r.arrival, r.proc, r.read_at,
-        CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), r.arrival) AS BIGINT) AS arrival_s,
-        d.outcome, d.reason, d.detail, d.series, d.ts_ms, d.entity, d.samples, d.n_samples, d.n_unknown,
-        COALESCE({_part("d.entity", 0)}, '') AS site
-    FROM raw_metrics AS r,
-         LATERAL TABLE(decode_record(r.payload,
-             CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), r.arrival) AS BIGINT) * 1000))
-         AS d({", ".join(COLUMNS)})"""
-
-# One row per sample, still packed (metric, kind, unit, bucket, num, den joined by U+001F); the
-# stateful step below carries the packed string and unpacks it after the LAG.
-SAMPLES = f"""
-    SELECT d.arrival, d.arrival_s, d.proc, d.read_at, d.ts_ms, d.entity, x.s,
-        d.series || CHR(31) || {_part("x.s", 0)} || CHR(31) || {_part("x.s", 3)} AS series_key
-    FROM decoded AS d CROSS JOIN UNNEST(SPLIT(d.samples, CHR(30))) AS x(s)
-    WHERE d.outcome = 'decoded' AND d.samples <> ''"""
-
-# Per series (one metric of one entity, one bucket), the previous sample in arrival order. A series
-# always comes from one source, hence one Kafka partition and one subtask: processing order is
-# arrival order, and nothing waits for a watermark.
-PAIRED = f"""
-    SELECT arrival, arrival_s, read_at, ts_ms, entity, prev_ts,
-        {_part("s", 0)} AS metric, {_part("s", 1)} AS kind, {_part("s", 2)} AS unit,
-        CAST({_part("s", 3)} AS INT) AS bucket,
-        CAST({_part("s", 4)} AS DOUBLE) AS num, TRY_CAST({_part("s", 5)} AS DOUBLE) AS den,
-        CAST({_part("prev_s", 4)} AS DOUBLE) AS prev_num, TRY_CAST({_part("prev_s", 5)} AS DOUBLE) AS prev_den
-    FROM (
-        SELECT arrival, arrival_s, read_at, ts_ms, entity, s,
-            LAG(s) OVER (PARTITION BY series_key ORDER BY proc) AS prev_s,
-            LAG(ts_ms) OVER (PARTITION BY series_key ORDER BY proc) AS prev_ts
-        FROM decoded_samples)"""
-
-# The verdict on each sample: out with its canonical value, or dropped with the reason.
-JUDGED = """
-    SELECT *,
-        CASE WHEN verdict_reason = '' THEN 'out' ELSE 'dropped' END AS verdict
-    FROM (
-        SELECT *,
-            CASE
-                WHEN prev_ts IS NOT NULL AND ts_ms = prev_ts THEN 'duplicate'
-                WHEN prev_ts IS NOT NULL AND ts_ms < prev_ts THEN 'out of order'
-                WHEN kind = 'gauge' THEN ''
-                WHEN prev_ts IS NULL THEN 'baseline: first sample of a cumulative series'
-                WHEN num < prev_num OR den < prev_den THEN 'counter reset'
-                WHEN kind = 'ratio' AND den = prev_den THEN 'no I/O in interval'
-                ELSE ''
-            END AS verdict_reason,
-            CASE kind
-                WHEN 'gauge' THEN num
-                WHEN 'counter' THEN (num - prev_num) * 1000.0 / (ts_ms - prev_ts)
-                WHEN 'ratio' THEN (num - prev_num) / (den - prev_den)
-                ELSE num - prev_num
-            END AS canonical
-        FROM paired)"""
-
-_ENTITY = ", ".join(f"COALESCE({_part('entity', i)}, '')" for i in range(len(ENTITY_KEYS)))
+_ENTITY = ", ".join(f"entity[{i + 1}]" for i in range(len(ENTITY_KEYS)))
 INSERT_SAMPLES = f"""
     INSERT INTO samples
-    SELECT TO_TIMESTAMP_LTZ(ts_ms, 3), metric, canonical, unit, bucket, {_ENTITY}, arrival
-    FROM judged WHERE verdict = 'out'"""
+    SELECT kafka_key, TO_TIMESTAMP_LTZ(ts_ms, 3), metric, `value`, unit, bucket, {_ENTITY}, arrival
+    FROM normalized WHERE kind = 'sample'"""
 
 INSERT_DEADLETTERS = """
     INSERT INTO deadletter
-    SELECT arrival, 'normalize', reason, detail, kafka_topic, kafka_partition, kafka_offset, payload
-    FROM decoded WHERE outcome = 'dead'"""
+    SELECT arrival, 'normalize', reason, detail, topic, `partition`, `offset`, payload
+    FROM normalized WHERE kind = 'dead'"""
 
 # Every record in is counted once as out or dead-lettered; every sample decoded is counted once as
 # out or dropped with its reason, in the 10 s window of the record's arrival. The counts are emitted
 # every few seconds as increments (the loader adds them up), tumbling on the time the job read the
 # record, so a record is counted whenever it is processed, however long its partition was held back:
 # nothing is late. A live job tumbles on processing time, which the clock fires even when no record
-# follows; a bounded run (a backfill) on `read_at`, whose final watermark flushes the last counts at
-# the end of input, where processing-time windows are dropped unfired.
+# follows; a bounded run (a backfill) on `read_at` (the function's `rowtime`), whose final watermark
+# flushes the last counts at the end of input, where processing-time windows are dropped unfired.
 # A record's own counts (in, and out or dead-lettered) always land in the same window.
 OUTCOMES = f"""
     SELECT {{read_time}} AS pt, arrival_s - MOD(arrival_s, {WINDOW_S}) AS window_s, site, unit, outcome, reason, n
-    FROM (
-        SELECT read_at, arrival_s, site, 'records' AS unit, 'in' AS outcome, '' AS reason, 1 AS n FROM decoded
-        UNION ALL
-        SELECT read_at, arrival_s, site, 'records', CASE WHEN outcome = 'dead' THEN 'deadletter' ELSE 'out' END,
-            CASE WHEN outcome = 'dead' THEN reason ELSE '' END, 1 FROM decoded
-        UNION ALL
-        SELECT read_at, arrival_s, site, 'samples', 'in', '', n_samples FROM decoded WHERE n_samples > 0
-        UNION ALL
-        SELECT read_at, arrival_s, site, 'samples', 'dropped', 'field not in catalog', n_unknown FROM decoded
-        WHERE n_unknown > 0
-        UNION ALL
-        SELECT read_at, arrival_s, COALESCE(SPLIT_INDEX(entity, CHR(31), 0), ''), 'samples', verdict, verdict_reason, 1
-        FROM judged)"""
+    FROM normalized WHERE kind = 'count'"""
 
 
-# The views in the order they build on each other. They are registered as Table objects (job.py), so
-# the plan holds one copy of each for all three outputs: SQL views (CREATE TEMPORARY VIEW) would be
-# expanded and planned again for every INSERT, with two LAG aggregations where one serves both.
+# Registered as Table objects (job.py), so the plan holds one copy of the function for all three
+# outputs: SQL views (CREATE TEMPORARY VIEW) would be expanded and planned again for every INSERT.
 def views(bounded: bool) -> dict[str, str]:
-    outcomes = OUTCOMES.format(read_time="read_at" if bounded else "PROCTIME()")
-    return {"decoded": DECODED, "decoded_samples": SAMPLES, "paired": PAIRED, "judged": JUDGED, "outcomes": outcomes}
+    return {
+        "normalized": NORMALIZED.format(on_time=", on_time => DESCRIPTOR(read_at)" if bounded else ""),
+        "outcomes": OUTCOMES.format(read_time="rowtime" if bounded else "PROCTIME()"),
+    }
 
 
 INSERT_ACCOUNTING = f"""

@@ -39,6 +39,8 @@ class Level(NamedTuple):
     # False: ReplacingMergeTree by refreshed_at, its touched periods inserted again (read FINAL);
     # True: MergeTree partitioned by day, every touched day recomputed and swapped in (read as it is)
     replaces_days: bool = False
+    # True: takes a window only once its day has ended (see ENDED_DAYS)
+    ended_days_only: bool = False
 
 
 # Per series, then per array for the fleet views, which never need volumes (50 times fewer rows), then
@@ -61,7 +63,7 @@ FLEET = Level(
 LEVELS = [
     Level("service_time_hist_1m", "MINUTE", BASE),
     Level("service_time_hist_1h", "HOUR", "service_time_hist_1m"),
-    Level("service_time_hist_1d", "DAY", "service_time_hist_1h"),
+    Level("service_time_hist_1d", "DAY", "service_time_hist_1h", ended_days_only=True),
     Level("service_time_hist_array_1h", "HOUR", "service_time_hist_1h", ARRAY_KEYS, "source = 'array'"),
     FLEET,
 ]
@@ -84,6 +86,18 @@ _FROM_ROLLUP = """
     GROUP BY period, KEYS_"""
 
 
+# The day level reads a whole day of the per-volume hours for every day it recomputes (10 s at 1,000
+# arrays x 50 volumes, docs/benchmarks.md): recomputed at every refresh while live data arrives, it would
+# take the loader's time. So it takes a window only once the window's day (UTC) has ended, by ClickHouse's
+# clock: a backfill's past days at once, a live day once, at the first refresh after midnight, which
+# looks back to the start of the day before the last refresh's, for the windows left aside while their
+# day was open (normalize refuses samples stamped more than 10 minutes ahead of their arrival). Until
+# then the open day is in the hour level.
+ENDED_DAYS = """loaded_at >= if(toDate({since:DateTime64(3, 'UTC')}) < toDate(now('UTC')),
+        toStartOfDay({since:DateTime64(3, 'UTC')}) - INTERVAL 1 DAY, {since:DateTime64(3, 'UTC')})
+        AND window_start < toStartOfDay(now('UTC'))"""
+
+
 def insert_sql(level: Level, database: str = "sanlens", since: bool = True, into: str = "") -> str:
     """The INSERT that recomputes one level's periods that received 10 s rows since {since} (every
     period if `since` is False). A level that replaces days recomputes the days {days:Array(Date)}
@@ -94,9 +108,10 @@ def insert_sql(level: Level, database: str = "sanlens", since: bool = True, into
     if level.replaces_days:
         touched = f"toDate({column}) IN {{days:Array(Date)}}"
     elif since:
+        loaded = ENDED_DAYS if level.ended_days_only else "loaded_at >= {since:DateTime64(3, 'UTC')}"
         touched = (
             f"toStartOfInterval({column}, INTERVAL 1 UNIT) IN (SELECT DISTINCT toStartOfInterval(window_start, "
-            f"INTERVAL 1 UNIT) FROM DB.{BASE} WHERE loaded_at >= {{since:DateTime64(3, 'UTC')}})"
+            f"INTERVAL 1 UNIT) FROM DB.{BASE} WHERE {loaded})"
         )
     else:
         touched = "1"

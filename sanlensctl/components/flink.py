@@ -6,12 +6,28 @@ import json
 import sys
 import urllib.request
 
-from sanlensctl import config, procs
+from ingest import topics
+from sanlensctl import config, db, offsets, procs
 
 NAME = "flink"
 PORT = config.FLINK_REST_PORT
 JOBS = ["normalize", "histograms", "breakdown"]  # in start order; job i serves its REST API on FLINK_REST_PORT + i
 PROCESSES = [f"flink-{job}" for job in JOBS]
+# What each job reads (its consumer group is `group(job)`, committed at checkpoints), and where its output
+# becomes queryable: the ClickHouse table, and the time its rows' age counts from: the sample's arrival in
+# Kafka for normalize, the histogram sample's own time, the window's start for the breakdown (a window
+# holds the samples whose intervals end in it: its age then spans the window and the pipeline). The
+# loader stamps `loaded_at` on each row.
+INPUTS = {"normalize": [topics.METRICS], "histograms": [topics.SAMPLES], "breakdown": [topics.SAMPLES]}
+OUTPUTS = {
+    "normalize": ("sanlens.metrics", "arrived_at", "arrival"),
+    "histograms": ("sanlens.service_time_hist_10s", "sample_ts", "sample"),
+    "breakdown": ("sanlens.path_latency", "window_start", "window start"),
+}
+
+
+def group(job: str) -> str:
+    return f"sanlens-{job}"  # the jobs' default consumer group (flink-jobs/common/runtime.py)
 
 
 def start() -> int:
@@ -35,15 +51,53 @@ def _states(port: int) -> list[str]:
         return [j["state"] for j in json.load(resp)["jobs"]]
 
 
+def freshness(job: str) -> dict:
+    """Seconds from when the job's output rows of the last minute could first exist to when they were
+    queryable in ClickHouse: p50, p95 and how many rows. A backfill's rows are as old as its windows."""
+    table, since, _ = OUTPUTS[job]
+    p50, p95, rows = (
+        db.client()
+        .query(
+            f"SELECT quantile(0.5)(d), quantile(0.95)(d), count() FROM (SELECT dateDiff('millisecond', {since}, "
+            f"loaded_at) / 1000 AS d FROM {table} WHERE loaded_at > now64(3) - INTERVAL 1 MINUTE)"
+        )
+        .result_rows[0]
+    )
+    return {"p50_s": round(p50, 1), "p95_s": round(p95, 1), "rows": rows} if rows else {"rows": 0}
+
+
+def _job(i: int, job: str) -> dict:
+    try:
+        states = _states(config.FLINK_REST_PORT + i)
+    except OSError:
+        states = []
+    entry = {"state": "RUNNING" if "RUNNING" in states else (states[-1] if states else "no job")}
+    try:  # the job's health does not hang on Kafka or ClickHouse answering these
+        entry["lag"] = offsets.position(group(job), INPUTS[job]).lag
+        entry["freshness"] = freshness(job)
+    except Exception as exc:
+        entry["progress"] = f", progress unknown ({str(exc).splitlines()[0][:80]})"
+    return entry
+
+
+def describe(job: str, entry: dict) -> str:
+    text = f"{job}: {entry['state']}"
+    if "lag" in entry:
+        f = entry["freshness"]
+        text += f", lag {entry['lag']:,}, " + (
+            f"{OUTPUTS[job][2]} to queryable p50 {f['p50_s']} s, p95 {f['p95_s']} s" if f["rows"] else "no rows"
+        )
+    return text + entry.get("progress", "")
+
+
 def probe() -> dict:
-    details, healthy = [], True
-    for i, job in enumerate(JOBS):
-        try:
-            states = _states(config.FLINK_REST_PORT + i)
-        except OSError:
-            states = []
-        healthy &= "RUNNING" in states
-        details.append(f"{job}: {states[-1] if states else 'no job'}")
+    jobs = {job: _job(i, job) for i, job in enumerate(JOBS)}
     import pyflink.version
 
-    return {"healthy": healthy, "port": PORT, "version": pyflink.version.__version__, "detail": ", ".join(details)}
+    return {
+        "healthy": all(j["state"] == "RUNNING" for j in jobs.values()),
+        "port": PORT,
+        "version": pyflink.version.__version__,
+        "detail": "; ".join(describe(job, entry) for job, entry in jobs.items()),
+        "jobs": jobs,
+    }

@@ -18,11 +18,12 @@ from sanlensctl.offsets import topic_size
 from tests.support import flink_job
 
 
-def consume_all(topic: str, total: int, parse: bool) -> float:
+def reader(topic: str) -> Consumer:
+    """A consumer of a group of its own, from the earliest offset of `topic`, committing nothing."""
     c = Consumer(
         {
             "bootstrap.servers": config.KAFKA_BOOTSTRAP,
-            "group.id": f"bench-raw-{uuid.uuid4().hex[:6]}",
+            "group.id": f"bench-{uuid.uuid4().hex[:6]}",
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
             "log_level": 0,
@@ -30,6 +31,11 @@ def consume_all(topic: str, total: int, parse: bool) -> float:
         }
     )
     c.subscribe([topic])
+    return c
+
+
+def consume_all(topic: str, total: int, parse: bool) -> float:
+    c = reader(topic)
     seen, t0 = 0, None
     while seen < total:
         for msg in c.consume(10000, timeout=1.0):
@@ -49,7 +55,12 @@ def run_bounded(job: str, source: str, prefix: str, output_topic: str, paralleli
     """Run flink-jobs/JOB bounded from the earliest offset of `source`; the seconds from its first to
     its last message on `output_topic`, the wall time with start-up, and its exit code."""
     argv, env = flink_job(job, source, prefix, *extra, parallelism=parallelism)
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    return watch(subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT), output_topic)
+
+
+def watch(proc: subprocess.Popen, output_topic: str):
+    """Until the bounded job `proc` ends: the seconds from its first to its last message on `output_topic`,
+    the wall time, its exit code and how many messages the topic holds."""
     started, first, last, size = time.perf_counter(), None, None, 0
     while proc.poll() is None:
         now_size, now = topic_size(output_topic), time.perf_counter()
@@ -62,6 +73,7 @@ def run_bounded(job: str, source: str, prefix: str, output_topic: str, paralleli
         first_to_last_s=max((last or 0) - (first or 0), 1e-9),
         wall_s=time.perf_counter() - started,
         exit_code=proc.returncode,
+        written=size,
     )
 
 

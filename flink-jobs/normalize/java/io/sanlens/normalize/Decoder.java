@@ -17,7 +17,7 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.json.Json
 
 /**
  * Decoding one raw Telegraf JSON record into typed samples, against the catalog. Stateless: everything
- * stateful (deltas, resets, duplicates) happens in Flink SQL afterwards. A record is refused as a whole
+ * stateful (deltas, resets, duplicates) is Pairing's, per series. A record is refused as a whole
  * (a reason and a detail for the dead-letter topic) or decoded into one sample per catalogued field,
  * plus the names of the fields the catalog does not know (counted as dropped samples).
  */
@@ -107,37 +107,30 @@ public final class Decoder {
             throws Refused {
         StringBuilder series = new StringBuilder(name);
         tags.forEach((k, v) -> series.append('|').append(k).append('=').append(v));
-        StringBuilder entity = new StringBuilder();
-        for (int i = 0; i < m.entityTags.length; i++) {
-            if (i > 0) entity.append(Decoded.FIELD);
-            entity.append(tags.getOrDefault(m.entityTags[i], ""));
-        }
+        String[] entity = new String[m.entityTags.length];
+        for (int i = 0; i < entity.length; i++) entity[i] = tags.getOrDefault(m.entityTags[i], "");
         String selector = m.byTag == null ? null : tags.getOrDefault(m.byTag, "");
-        StringBuilder packed = new StringBuilder();
+        List<Sample> samples = new ArrayList<>(m.fields.size());
         Set<String> used = new HashSet<>();
-        int n = 0;
         for (Map.Entry<String, Catalog.Field> e : m.fields.entrySet()) {
             Catalog.Field spec = e.getValue();
             if ((selector != null && !e.getKey().equals(selector)) || !fields.has(spec.source)) continue;
             double value = number(spec.source, fields.get(spec.source));
             if (value < spec.lo) throw new Refused("negative value", spec.source + " = " + g(value));
             if (value > spec.hi) throw new Refused("beyond physical bounds", spec.source + " = " + g(value) + " > " + g(spec.hi));
-            String den = "";
+            Double den = null;
             if (spec.kind.equals("ratio")) {
                 if (!fields.has(spec.per)) throw new Refused("missing field", spec.per + " (needed for " + spec.source + ")");
-                den = Double.toString(number(spec.per, fields.get(spec.per)));
+                den = number(spec.per, fields.get(spec.per));
             }
-            if (n++ > 0) packed.append(Decoded.RECORD);
-            packed.append(spec.metric).append(Decoded.FIELD).append(spec.kind).append(Decoded.FIELD)
-                    .append(spec.unit).append(Decoded.FIELD).append(spec.bucket).append(Decoded.FIELD)
-                    .append(value * spec.scale).append(Decoded.FIELD).append(den);
+            samples.add(new Sample(spec.metric, spec.kind, spec.unit, spec.bucket, value * spec.scale, den));
             used.add(spec.source);
         }
         List<String> unknown = new ArrayList<>();
         fields.fieldNames().forEachRemaining(f -> {
             if (!used.contains(f)) unknown.add(name + "." + f);
         });
-        return new Decoded(series.toString(), tsMs, entity.toString(), packed.toString(), n, unknown);
+        return new Decoded(series.toString(), tsMs, entity, samples, unknown);
     }
 
     private static double number(String name, JsonNode value) throws Refused {
