@@ -10,7 +10,7 @@ ceilings beside it, measured in the same run on the same data.
    sample queryable, and sustained (first to last row loaded, from `loaded_at`).
 3. Ceilings: a Flink job that only copies the same records Kafka -> Kafka (tests/benchmarks/copy_job.py;
    records/s, first to last record out), and an in-process insert of the same rows (the run's rows of
-   sanlens.metrics, as Arrow) into a chdb engine of its own with the table's own DDL (rows/s).
+   sanlens.metrics, as Arrow) into a chdb engine of its own, the table created as the stack has it (rows/s).
 
 The run's rows are deleted from the stack's tables at the end (ingest/loader/spans.py; the accounting and
 the breakdown's tables keep them, under the run's names). Needs `./sanlens up` (or a stack of its own:
@@ -44,7 +44,6 @@ from tests.benchmarks.bench_common import fresh_topics, reader, watch
 from tests.support import ROOT
 
 SCENARIO = ROOT / "ingest" / "scenarios" / "firmware-rollout.yaml"
-METRICS_DDL = ROOT / "clickhouse" / "migrations" / "0001_metrics.sql"
 
 
 def held_out_stream(run_id: str, hours: float, topic: str) -> tuple[int, list[str]]:
@@ -182,8 +181,7 @@ def insert_ceiling(client, sites: list[str]) -> tuple[float, int]:
     try:
         s = session.Session(str(work))
         s.query("CREATE DATABASE sanlens")
-        ddl = "\n".join(line for line in METRICS_DDL.read_text().splitlines() if not line.startswith("--"))
-        s.query(ddl)
+        s.query(client.command("SHOW CREATE TABLE sanlens.metrics").replace("\\n", "\n"))
         columns = ", ".join(data.column_names)
         t0 = time.perf_counter()
         for start in range(0, data.num_rows, 100_000):
