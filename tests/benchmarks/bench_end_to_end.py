@@ -6,8 +6,9 @@ ceilings beside it, measured in the same run on the same data.
    this run's own, produced as a backfill into a topic apart (not timed).
 2. End to end: the stream is copied into telemetry.metrics as fast as the broker takes it, and the run's
    samples are counted in sanlens.metrics until every one the normalize job put out is queryable and the
-   accounting holds every record. Rates: samples over the time from the first record sent to the last
-   sample queryable, and sustained (first to last row loaded, from `loaded_at`).
+   accounting holds every record. Rates: records, samples decoded (each one queryable or dropped with
+   its reason) and rows queryable, over the time from the first record sent to the last sample queryable,
+   and sustained (first to last row loaded, from `loaded_at`).
 3. Ceilings: a Flink job that only copies the same records Kafka -> Kafka (tests/benchmarks/copy_job.py;
    records/s, first to last record out), and an in-process insert of the same rows (the run's rows of
    sanlens.metrics, as Arrow) into a chdb engine of its own, the table created as the stack has it (rows/s).
@@ -181,7 +182,7 @@ def insert_ceiling(client, sites: list[str]) -> tuple[float, int]:
     try:
         s = session.Session(str(work))
         s.query("CREATE DATABASE sanlens")
-        s.query(client.command("SHOW CREATE TABLE sanlens.metrics").replace("\\n", "\n"))
+        s.query(client.query("SHOW CREATE TABLE sanlens.metrics").first_row[0])
         columns = ", ".join(data.column_names)
         t0 = time.perf_counter()
         for start in range(0, data.num_rows, 100_000):
@@ -219,24 +220,22 @@ def main() -> int:
         print("ceilings, on the same data, the stack still running:", flush=True)
         copy_rate = copy_ceiling(held, run_id, records)
         insert_rate, rows = insert_ceiling(client, sites)
-        per_record = e2e["accounted"].get(("samples", "in"), 0) / records
+        decoded = e2e["accounted"].get(("samples", "in"), 0)
+        per_record = decoded / records
         dead = e2e["accounted"].get(("records", "deadletter"), 0)
         dropped = e2e["accounted"].get(("samples", "dropped"), 0)
-        print(f"\n{'path':<58} {'records/s':>11} {'samples/s':>11}")
+        print(f"\n{'path':<58} {'records/s':>10} {'samples/s':>10} {'rows/s':>10}")
+        for what, seconds in (
+            ("end to end, first record sent to last sample queryable", e2e["seconds"]),
+            ("end to end, sustained (first to last row loaded)", e2e["sustained_s"]),
+        ):
+            print(f"{what:<58} {records / seconds:>10,.0f} {decoded / seconds:>10,.0f} {samples / seconds:>10,.0f}")
+        print(f"{'ceiling: Flink copy job Kafka -> Kafka':<58} {copy_rate:>10,.0f} {copy_rate * per_record:>10,.0f}")
+        print(f"{'ceiling: in-process chdb insert of the same rows':<58} {'':>10} {'':>10} {insert_rate:>10,.0f}")
         print(
-            f"{'end to end, first record sent to last sample queryable':<58} "
-            f"{records / e2e['seconds']:>11,.0f} {samples / e2e['seconds']:>11,.0f}"
-        )
-        print(
-            f"{'end to end, sustained (first to last row loaded)':<58} "
-            f"{records / e2e['sustained_s']:>11,.0f} {samples / e2e['sustained_s']:>11,.0f}"
-        )
-        print(f"{'ceiling: Flink copy job Kafka -> Kafka':<58} {copy_rate:>11,.0f} {copy_rate * per_record:>11,.0f}")
-        print(f"{'ceiling: in-process chdb insert of the same rows':<58} {'':>11} {insert_rate:>11,.0f}")
-        print(
-            f"\n{records:,} records ({per_record:.1f} samples each): {samples:,} samples queryable, "
-            f"{dropped:,} dropped with their reason, {dead:,} records dead-lettered; "
-            f"{e2e['seconds']:.0f} s end to end; {rows:,} rows in the insert ceiling"
+            f"\n{records:,} records, {decoded:,} samples decoded ({per_record:.1f} a record): {samples:,} rows "
+            f"queryable in sanlens.metrics, {dropped:,} samples dropped with their reason, {dead:,} records "
+            f"dead-lettered; {e2e['seconds']:.0f} s end to end; {rows:,} rows in the insert ceiling"
         )
         return 0
     finally:
