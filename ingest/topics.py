@@ -19,6 +19,7 @@ AGENT = _BY_ID["agent"]
 TOPOLOGY = _BY_ID["topology"]
 BREAKDOWN = _BY_ID["breakdown"]
 INCIDENTS = _BY_ID["incidents"]
+TIER_EPISODES = _BY_ID["tier_episodes"]
 
 
 def with_prefix(topic: str, prefix: str | None) -> str:

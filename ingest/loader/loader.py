@@ -35,6 +35,7 @@ DEFAULT_ROUTES = {
     topics.HISTOGRAMS: "sanlens.service_time_hist_10s",
     topics.BREAKDOWN: "sanlens.path_latency",
     topics.INCIDENTS: "sanlens.path_incidents",
+    topics.TIER_EPISODES: "sanlens.tier_episodes",
 }
 INSERT_SETTINGS = {"date_time_input_format": "best_effort", "input_format_skip_unknown_fields": 1}
 

@@ -35,6 +35,8 @@ class Array:
     media: str  # ssd | hybrid
     firmware: str
     capacity_iops: float
+    tier0_share: float = 0.0  # hybrid arrays: each volume's Tier 0 share of capacity before any auto-tiering
+    tier0_noise: float = 0.0  # how much that share wanders from one interval to the next (standard deviation)
     volumes: list[Volume] = field(default_factory=list)
 
 
@@ -130,6 +132,8 @@ def load(path: str | Path) -> Scenario:
                     a["media"],
                     str(a["firmware"]),
                     float(a.get("capacity_iops", 300000)),
+                    float(a.get("tier0_share", 0.0)),
+                    float(a.get("tier0_noise", 0.0)),
                 )
             for template in site.get("hosts", []):
                 targets = [a for a in arrays.values() if a.site == site["name"]] if "per_array" in template else [None]
@@ -178,7 +182,7 @@ def _add_host(hosts, arrays, switches, customer, site, t: dict, target, j: int) 
         raise ValueError(f"host {name}: unknown workload {host.workloads[0].kind} (one of {', '.join(WORKLOADS)})")
     hosts[name] = host
     for role in ("data", "log"):
-        array.volumes.append(Volume(f"{name}_{role}", array.name, name, role))
+        array.volumes.append(Volume(f"{name}_{role}", array.name, name, role, array.tier0_share))
 
 
 EVENT_FIELDS = {

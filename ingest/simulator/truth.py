@@ -14,7 +14,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from .fleet import Fleet
+from .fleet import TIERING_BATCH_GAIN, Fleet
 
 CONTRIBUTOR = {
     "firmware_upgrade": "array",
@@ -33,6 +33,8 @@ class Truth:
         folder.mkdir(parents=True, exist_ok=True)
         self.hosts = (folder / "hosts.jsonl").open("w")
         self.records = Counter()
+        self.volumes = {v.name: v for a in fleet.s.arrays.values() for v in a.volumes}
+        self.tiered_latency = {}  # volume -> [(t, the I/O-weighted latency its host sees on it, us)]
 
     def interval(self) -> None:
         t = self.fleet.t
@@ -55,6 +57,22 @@ class Truth:
                 )
                 + "\n"
             )
+
+        for name in self.fleet.tiering:
+            v, f = self.fleet.volumes[name], self.fleet.hosts[self.volumes[name].host]
+            ios = v.reads + v.writes
+            if ios:
+                array_us = (v.reads * v.read_ms + v.writes * v.write_ms) * 1000 / ios
+                self.tiered_latency.setdefault(name, []).append((t, f.queueing_us + f.fabric_us + array_us))
+
+    def time_to_effect_s(self, volume: str, start: float, end: float) -> float | None:
+        """From `start` to the first interval whose latency on the volume is within 10 % of the level it
+        reached (the mean of its last minute before `end`)."""
+        series = [(t, us) for t, us in self.tiered_latency.get(volume, []) if start < t <= end]
+        if len(series) < 6:
+            return None
+        level = sum(us for _, us in series[-6:]) / 6
+        return next(t - start for t, us in series if abs(us - level) <= 0.1 * level)
 
     def count(self, measurement: str, n: int = 1) -> None:
         self.records[measurement] += n
@@ -129,12 +147,17 @@ class Truth:
                 affected=[host.name],
             )
         elif kind == "auto_tiering":
+            volume = self.volumes[e["volume"]]
             out.update(
                 component=f"volume {e['volume']} on {e['array']}",
                 affected=[e["volume"]],
+                host=volume.host,
                 magnitude={
+                    "from_tier0": s.arrays[e["array"]].tier0_share,
                     "target_tier0": float(e.get("target_tier0", 0.22)),
                     "time_constant_s": float(e.get("time_constant_s", 600)),
+                    "batch_requests_gain": TIERING_BATCH_GAIN,
+                    "time_to_effect_s": self.time_to_effect_s(e["volume"], out["start"], self.fleet.t),
                 },
             )
         elif kind == "workload_added":

@@ -11,18 +11,29 @@ from sanlensctl import config, db, offsets, procs
 
 NAME = "flink"
 PORT = config.FLINK_REST_PORT
-JOBS = ["normalize", "histograms", "breakdown"]  # in start order; job i serves its REST API on FLINK_REST_PORT + i
+JOBS = [
+    "normalize",
+    "histograms",
+    "breakdown",
+    "tiering",
+]  # in start order; job i serves its REST API on FLINK_REST_PORT + i
 PROCESSES = [f"flink-{job}" for job in JOBS]
 # What each job reads (its consumer group is `group(job)`, committed at checkpoints), and where its output
 # becomes queryable: the ClickHouse table, and the time its rows' age counts from: the sample's arrival in
 # Kafka for normalize, the histogram sample's own time, the window's start for the breakdown (a window
 # holds the samples whose intervals end in it: its age then spans the window and the pipeline). The
 # loader stamps `loaded_at` on each row.
-INPUTS = {"normalize": [topics.METRICS], "histograms": [topics.SAMPLES], "breakdown": [topics.SAMPLES]}
+INPUTS = {
+    "normalize": [topics.METRICS],
+    "histograms": [topics.SAMPLES],
+    "breakdown": [topics.SAMPLES],
+    "tiering": [topics.SAMPLES],
+}
 OUTPUTS = {
     "normalize": ("sanlens.metrics", "arrived_at", "arrival"),
     "histograms": ("sanlens.service_time_hist_10s", "sample_ts", "sample"),
     "breakdown": ("sanlens.path_latency", "window_start", "window start"),
+    "tiering": ("sanlens.tier_episodes", "last_window", "window"),
 }
 
 

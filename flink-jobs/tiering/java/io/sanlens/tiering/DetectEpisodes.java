@@ -1,0 +1,68 @@
+package io.sanlens.tiering;
+
+import java.time.Instant;
+
+import org.apache.flink.table.annotation.ArgumentHint;
+import org.apache.flink.table.annotation.ArgumentTrait;
+import org.apache.flink.table.annotation.DataTypeHint;
+import org.apache.flink.table.annotation.StateHint;
+import org.apache.flink.table.functions.ProcessTableFunction;
+import org.apache.flink.types.Row;
+
+/**
+ * detect_tier_episodes(input => TABLE tier_samples PARTITION BY (`array`, volume), window_length_ms => ..., ...):
+ * the EpisodeDetector as a process table function, its Tiers in Flink's keyed state. Input columns: window_ms,
+ * metric, value, site. One output row per episode state (confirmed, still moving, settled), after the
+ * partition columns.
+ */
+@DataTypeHint("ROW<episode_id STRING, site STRING, direction STRING, started_at TIMESTAMP_LTZ(3), "
+        + "detected_at TIMESTAMP_LTZ(3), settled_at TIMESTAMP_LTZ(3), last_window TIMESTAMP_LTZ(3), windows INT, "
+        + "tier0_share_before DOUBLE, tier0_share_reached DOUBLE, tier0_bytes_reached DOUBLE, noise DOUBLE, "
+        + "page_moves_up DOUBLE, page_moves_down DOUBLE>")
+public final class DetectEpisodes extends ProcessTableFunction<Row> {
+    private static final long serialVersionUID = 1L;
+
+    private transient EpisodeDetector detector; // the arguments are literals: the same for every row
+
+    public void eval(
+            @StateHint(name = "tiers", ttl = "7 d") Tiers tiers,
+            @ArgumentHint(value = ArgumentTrait.SET_SEMANTIC_TABLE, name = "input") Row input,
+            @ArgumentHint(name = "window_length_ms") Integer windowLengthMs,
+            @ArgumentHint(name = "history_windows") Integer historyWindows,
+            @ArgumentHint(name = "warmup_windows") Integer warmupWindows,
+            @ArgumentHint(name = "slack") Double slack,
+            @ArgumentHint(name = "threshold_noise") Double thresholdNoise,
+            @ArgumentHint(name = "noise_floor") Double noiseFloor,
+            @ArgumentHint(name = "min_shift") Double minShift,
+            @ArgumentHint(name = "settle_windows") Integer settleWindows,
+            @ArgumentHint(name = "settle_noise") Double settleNoise,
+            @ArgumentHint(name = "rejoin_windows") Integer rejoinWindows) {
+        if (detector == null) {
+            detector = new EpisodeDetector(windowLengthMs, historyWindows, warmupWindows, slack, thresholdNoise,
+                    noiseFloor, minShift, settleWindows, settleNoise, rejoinWindows);
+        }
+        Episode e = detector.add(
+                tiers,
+                input.<Long>getFieldAs("window_ms"),
+                input.getFieldAs("metric"),
+                input.<Double>getFieldAs("value"),
+                input.getFieldAs("site"));
+        if (e == null) return;
+        String key = input.<String>getFieldAs("array") + "|" + input.<String>getFieldAs("volume");
+        collect(Row.of(
+                key + "|" + Instant.ofEpochMilli(e.startedAt),
+                e.site,
+                e.direction,
+                Instant.ofEpochMilli(e.startedAt),
+                Instant.ofEpochMilli(e.detectedAt),
+                e.settledAt == null ? null : Instant.ofEpochMilli(e.settledAt),
+                Instant.ofEpochMilli(e.lastWindow),
+                e.windows,
+                e.tier0ShareBefore,
+                e.tier0ShareReached,
+                e.tier0BytesReached,
+                e.noise,
+                e.pageMovesUp,
+                e.pageMovesDown));
+    }
+}
