@@ -283,6 +283,7 @@ def _summary(client, watch: Watch, run, truth_dir) -> None:
     cli.print_rows(hosts.column_names, hosts.result_rows)
     _install_base_summary(client, run, truth_dir)
     _incidents_summary(client, watch, run, truth_dir)
+    _tiering_summary(client, watch, run, truth_dir)
     print(
         f"\nGround truth of this run: {truth_dir}\n"
         "What to look at next:\n"
@@ -290,6 +291,7 @@ def _summary(client, watch: Watch, run, truth_dir) -> None:
         '  ./sanlens sql "SELECT metric, unit, count() FROM sanlens.metrics GROUP BY metric, unit"\n'
         "  ./sanlens sql \"SELECT * FROM sanlens_marts.install_base_histogram WHERE direction = 'write' LIMIT 40\"\n"
         "  ./sanlens explain HOST          (where a host's I/O time goes, and the incidents that touched it)\n"
+        '  ./sanlens sql "SELECT * FROM sanlens_marts.tier_migration_effects"   (what auto-tiering did)\n'
         "  ./sanlens report --out report   (HTML and PNG charts of the install base)\n"
         "  ./sanlens status            (health of every component)\n"
         "  ./sanlens down              (stop everything)"
@@ -320,6 +322,47 @@ def _incidents_summary(client, watch: Watch, run, truth_dir) -> None:
         parameters={"sites": watch.sites, **_span(run)},
     )
     print("Incidents the pipeline found in this run (sanlens_marts.latency_incidents):")
+    cli.print_rows(found.column_names, found.result_rows)
+
+
+def _tiering_summary(client, watch: Watch, run, truth_dir) -> None:
+    """The tier-migration episodes the pipeline found in this run and their effect, next to the auto-tiering
+    the scenario enabled."""
+    planted = [json.loads(line) for line in (truth_dir / "events.jsonl").read_text().splitlines()]
+    planted = [e for e in planted if e["type"] == "auto_tiering"]
+    if not planted:
+        return
+    print("\nAuto-tiering the scenario enabled:")
+    cli.print_rows(
+        ["volume", "start", "tier0 from", "tier0 target", "batch req/s", "time to effect s"],
+        [
+            (
+                e["component"],
+                f"{datetime.fromtimestamp(e['start'], UTC):%H:%M:%S}",
+                e["magnitude"]["from_tier0"],
+                e["magnitude"]["target_tier0"],
+                f"+{e['magnitude']['batch_requests_gain']:.0%}",
+                e["magnitude"]["time_to_effect_s"],
+            )
+            for e in planted
+        ],
+    )
+    found = client.query(
+        """
+        SELECT concat(e.volume, ' on ', e.array) AS volume, formatDateTime(e.started_at, '%H:%i:%S') AS started,
+               if(e.settled_at IS NULL, 'moving', formatDateTime(e.settled_at, '%H:%i:%S')) AS settled,
+               round(x.tier0_share_before, 3) AS tier0_before, round(x.tier0_share_after, 3) AS tier0_after,
+               round(x.host_us_before) AS host_us_before, round(x.host_us_after) AS host_us_after,
+               concat('+', toString(round(100 * (x.batch_requests_after / x.batch_requests_before - 1))), '%')
+                   AS batch_req_s,
+               x.time_to_effect_s AS time_to_effect_s
+        FROM sanlens.tier_episodes AS e FINAL
+        LEFT JOIN sanlens_marts.tier_migration_effects AS x ON e.episode_id = x.episode_id
+        WHERE e.site IN {sites:Array(String)} AND e.started_at BETWEEN {a:DateTime64(3)} AND {b:DateTime64(3)}
+        ORDER BY e.started_at""",
+        parameters={"sites": watch.sites, **_span(run)},
+    )
+    print("Tier-migration episodes the pipeline found in this run (sanlens_marts.tier_migration_effects):")
     cli.print_rows(found.column_names, found.result_rows)
 
 

@@ -23,6 +23,7 @@ TABLES = [  # table, time column, the period the span's start is taken back to
     ("service_time_hist_array_1h", "period_start", "1 HOUR"),
     ("service_time_hist_1d", "period_start", "1 DAY"),
     ("topology", "valid_from", "1 MINUTE"),  # the earlier run's firmware timeline over the span
+    ("tier_episodes", "started_at", "1 MINUTE"),  # an episode of the earlier run that started in the span
 ]
 
 

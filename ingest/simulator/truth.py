@@ -4,6 +4,8 @@ the pipeline's findings against. Written as JSON Lines under the run's truth fol
     scenario.json     name, start/end (epoch s), interval, fleet size
     events.jsonl      one line per planted event: type, component, contributor, start, end, magnitude, affected
     hosts.jsonl       per interval and host: IOPS, host latency and its contributors (us)
+    volumes.jsonl     per interval and volume auto-tiering acts on: its Tier 0 share, array service time and the
+                      latency its host measures on its disk (us), I/O-weighted over both directions
     histograms.jsonl  per hour, array, firmware and direction: I/Os per 3PAR bucket
     records.json      records emitted per measurement (host lines sent, array/switch documents served)
 """
@@ -34,7 +36,9 @@ class Truth:
         self.hosts = (folder / "hosts.jsonl").open("w")
         self.records = Counter()
         self.volumes = {v.name: v for a in fleet.s.arrays.values() for v in a.volumes}
+        self.tiered = sorted({e["volume"] for e in fleet.s.events if e["type"] == "auto_tiering"})
         self.tiered_latency = {}  # volume -> [(t, the I/O-weighted latency its host sees on it, us)]
+        self.volumes_out = (folder / "volumes.jsonl").open("w")
 
     def interval(self) -> None:
         t = self.fleet.t
@@ -58,12 +62,19 @@ class Truth:
                 + "\n"
             )
 
-        for name in self.fleet.tiering:
-            v, f = self.fleet.volumes[name], self.fleet.hosts[self.volumes[name].host]
-            ios = v.reads + v.writes
-            if ios:
-                array_us = (v.reads * v.read_ms + v.writes * v.write_ms) * 1000 / ios
-                self.tiered_latency.setdefault(name, []).append((t, f.queueing_us + f.fabric_us + array_us))
+        for name in self.tiered:
+            volume, v = self.volumes[name], self.fleet.volumes[name]
+            f, ios = self.fleet.hosts[volume.host], v.reads + v.writes
+            if not ios:
+                continue
+            array_us = (v.reads * v.read_ms + v.writes * v.write_ms) * 1000 / ios
+            # what the host measures on the volume's disk: its Perfmon write latency averages the data and log
+            # volumes' writes (the simulator keeps one write latency per host)
+            host_us = (v.reads * f.read_us + v.writes * f.write_us) / ios
+            self.tiered_latency.setdefault(name, []).append((t, host_us))
+            figures = {"t": t, "array": volume.array, "volume": name, "host": volume.host}
+            figures |= {"tier0_share": volume.tier0_share, "array_us": array_us, "host_us": host_us, "ios": ios}
+            self.volumes_out.write(json.dumps(figures) + "\n")
 
     def time_to_effect_s(self, volume: str, start: float, end: float) -> float | None:
         """From `start` to the first interval whose latency on the volume is within 10 % of the level it
@@ -79,6 +90,7 @@ class Truth:
 
     def close(self, start_s: float) -> None:
         self.hosts.close()
+        self.volumes_out.close()
         s = self.fleet.s
         (self.folder / "scenario.json").write_text(
             json.dumps(

@@ -224,6 +224,7 @@ select
     e.started_at as started_at,
     e.settled_at as settled_at,
     s.period_s as period_s,
+    s.before_from as before_from,
     if(s.day_before, 'same hours the day before', 'just before') as before_period,
     tupleElement(p.m['tier0_share'], 1) as tier0_share_before,
     tupleElement(p.m['tier0_share'], 2) as tier0_share_after,
