@@ -1,8 +1,10 @@
 """The "Where the latency is" dashboard, for storage admins: the latency a host measured split into the host's
 queueing, the fabric, the array and what none of them explains, the switch ports that stall, the incidents
-the breakdown job found, and drill-down from site to host to disk. Every query reads the breakdown job's
-tables, sanlens.path_latency (FINAL) and the view sanlens.incidents (clickhouse/migrations/0008, 0009);
-flink-jobs/breakdown/README.md says what the parts and the incidents mean."""
+the breakdown job found, the tier migrations of the hybrid volumes and what they did, and drill-down from site
+to host to disk. The queries read the breakdown job's tables, sanlens.path_latency (FINAL) and the view
+sanlens.incidents (clickhouse/migrations/0008, 0009; flink-jobs/breakdown/README.md says what the parts and the
+incidents mean), the volumes' Tier 0 and Tier 1 bytes in sanlens.metrics, the tiering job's
+sanlens.tier_episodes (FINAL, migration 0012) and the dbt view sanlens_marts.tier_migration_effects."""
 
 from __future__ import annotations
 
@@ -36,9 +38,40 @@ INCIDENTS = f"""(
     FROM sanlens.incidents
     WHERE {SITE}
 )"""
-# An incident belongs to the range if it started in it, or started before and was still going at its start.
-IN_RANGE = """($__timeFilter(started_at)
-    OR (started_at < $__fromTime AND (ended_at IS NULL OR ended_at >= $__fromTime)))"""
+
+
+def in_range(end: str) -> str:
+    """Whether something from started_at to `end` (NULL while it lasts) belongs to the range: it started in it,
+    or started before and was still going at its start."""
+    return f"""($__timeFilter(started_at)
+    OR (started_at < $__fromTime AND ({end} IS NULL OR {end} >= $__fromTime)))"""
+
+
+def reached(columns: str) -> str:
+    """`columns` (some of site, host, array, volume) are among those of the selection's paths in the range: the
+    tiering tables and the volumes' metrics have no host or disk of their own."""
+    selection = SELECTION.replace("\n", "\n    ")
+    return f"""({columns}) IN (
+        SELECT {columns} FROM sanlens.path_latency FINAL
+        WHERE $__timeFilter(window_start) AND {selection}
+    )"""
+
+
+def tier0_shares(bucket: str, where: str) -> str:
+    """Each hybrid volume's Tier 0 share of its capacity per `bucket` (an expression of ts) where `where` holds,
+    from the arrays' per-volume tier bytes in sanlens.metrics. The report (sanlensctl/report.py) reads it too."""
+    return f"""
+SELECT {bucket} AS time, concat(array, ' / ', volume) AS array_volume,
+    sumIf(value, metric = 'volume.tier0_bytes') / sum(value) AS tier0_share
+FROM sanlens.metrics
+WHERE metric IN ('volume.tier0_bytes', 'volume.tier1_bytes') AND {where}
+GROUP BY time, array, volume
+HAVING sum(value) > 0
+ORDER BY time, array_volume"""
+
+
+# What tier_migration_effects measures before and after each episode, with the unit of each.
+EFFECTS = {"array_us": "µs", "host_us": "µs", "batch_requests": "reqps", "file_us": "µs"}
 
 # (name, label, the variables it depends on)
 VARIABLES = [("site", "Site", []), ("host", "Host", ["site"]), ("disk", "Disk", ["site", "host"])]
@@ -159,7 +192,7 @@ SELECT contributor, component, site, started_at,
     ifNull(formatDateTime(ended_at, '%F %T'), 'open') AS ended,
     excess_us, severity, paths
 FROM {INCIDENTS}
-WHERE {IN_RANGE}
+WHERE {in_range("ended_at")}
 ORDER BY ended_at IS NULL DESC, started_at DESC
 LIMIT 100"""
     return (
@@ -234,7 +267,7 @@ SELECT started_at AS time,
     coalesce(ended_at, now64(3, 'UTC')) AS timeEnd,
     concat(contributor, ' on ', component, ': +', toString(round(excess_us)), ' µs') AS text
 FROM {INCIDENTS}
-WHERE {IN_RANGE}
+WHERE {in_range("ended_at")}
 ORDER BY time"""
     # The SDK's annotation target is the --grafana-- data source's; the plugin's raw-SQL query takes its place.
     return (
@@ -247,20 +280,109 @@ ORDER BY time"""
     )
 
 
+def tier_shares() -> timeseries.Panel:
+    sql = tier0_shares("$__timeInterval(ts)", f"$__timeFilter(ts)\n    AND {reached('array, volume')}")
+    return (
+        timeseries.Panel()
+        .id(5)
+        .title("Tier 0 share of the hybrid volumes")
+        .description(
+            "The share of each hybrid volume's capacity in Tier 0 (SSD), for the volumes the selected hosts' disks "
+            'are on; the tier migrations the tiering job found are the dashboard\'s "Tier migrations" annotations, '
+            "from the last window at the old share to the one it settled at."
+        )
+        .datasource(DATASOURCE)
+        .with_target(Query(sql, TIME_SERIES))
+        .unit("percentunit")
+        .min(0)
+        .display_name("${__field.labels.array_volume}")
+        .legend(
+            common.VizLegendOptions()
+            .show_legend(True)
+            .display_mode(LegendDisplayMode.LIST)
+            .placement(LegendPlacement.BOTTOM)
+        )
+        .height(9)
+        .span(24)
+    )
+
+
+def tier_effects() -> table.Panel:
+    figures = ",\n    ".join(
+        ", ".join(f"{measure}_{figure}" for figure in ("before", "after", "change_ci_low", "change_ci_high"))
+        for measure in EFFECTS
+    )
+    sql = f"""
+SELECT site, host, array, volume, direction, started_at, settled_at, before_period,
+    tier0_share_before, tier0_share_after,
+    {figures},
+    time_to_effect_s
+FROM sanlens_marts.tier_migration_effects
+WHERE {in_range("settled_at")}
+    AND {reached("site, host, array, volume")}
+ORDER BY started_at DESC, array, volume, host
+LIMIT 100"""
+    panel = (
+        table.Panel()
+        .id(6)
+        .title("What the tier migrations did")
+        .description(
+            "Per settled tier migration and host with a path to the volume: the means over matched periods before "
+            "(before_period) and after it settled of the volume's array service time, the host's latency on its "
+            "paths to it, SQL Server's batch requests/s and the DMV file latency of its database files there, "
+            "with the 95% bootstrap interval of each change (after - before: change_ci_low to change_ci_high); "
+            "the Tier 0 share before and after, and the time from the start until the host's latency was within "
+            "10% of where it settled. Method: flink-jobs/tiering/README.md."
+        )
+        .datasource(DATASOURCE)
+        .with_target(Query(sql, TABLE))
+        .unit("none")
+        .height(9)
+        .span(24)
+        .override_by_regexp("tier0_share_.*", [DynamicConfigValue(id_val="unit", value="percentunit")])
+        .override_by_name("time_to_effect_s", [DynamicConfigValue(id_val="unit", value="s")])
+    )
+    for measure, unit in EFFECTS.items():
+        panel = panel.override_by_regexp(f"{measure}_.*", [DynamicConfigValue(id_val="unit", value=unit)])
+    return panel
+
+
+def tier_annotations() -> dashboard.AnnotationQuery:
+    # A migration still moving lasts until now, like an open incident.
+    sql = f"""
+SELECT started_at AS time,
+    coalesce(settled_at, now64(3, 'UTC')) AS timeEnd,
+    concat(array, ' / ', volume, ': Tier 0 share ', direction, ' from ', toString(round(100 * tier0_share_before)),
+        ' to ', toString(round(100 * tier0_share_reached)), ' %', if(settled_at IS NULL, ' so far', '')) AS text
+FROM sanlens.tier_episodes FINAL
+WHERE {in_range("settled_at")}
+    AND {reached("array, volume")}
+ORDER BY time"""
+    return (
+        dashboard.AnnotationQuery()
+        .name("Tier migrations")
+        .datasource(DATASOURCE)
+        .enable(True)
+        .icon_color("blue")
+        .target(Query(sql, TABLE))
+    )
+
+
 def build() -> dashboard.Dashboard:
     board = (
         dashboard.Dashboard(TITLE)
         .uid(UID)
-        .tags(["sanlens", "latency", "breakdown", "fabric"])
+        .tags(["sanlens", "latency", "breakdown", "fabric", "tiering"])
         .description(
             "Where a host's I/O time goes: host queueing, fabric, array and unexplained parts, stalling switch "
-            "ports, incidents, and drill-down from site to host to disk."
+            "ports, incidents, tier migrations and their effects, and drill-down from site to host to disk."
         )
         .time("now-6h", "now")
         .refresh("1m")
         .timezone("utc")
         .editable()
         .annotation(incident_annotations())
+        .annotation(tier_annotations())
     )
     for name, label, parents in VARIABLES:
         board = board.with_variable(variable(name, label, parents))
@@ -271,4 +393,7 @@ def build() -> dashboard.Dashboard:
         .with_row(dashboard.Row("Fabric and incidents").id(101))
         .with_panel(fabric())
         .with_panel(incidents())
+        .with_row(dashboard.Row("Tier migration").id(102))
+        .with_panel(tier_shares())
+        .with_panel(tier_effects())
     )

@@ -1,16 +1,18 @@
 """./sanlens report --out DIR: the install-base report as one self-contained HTML file (plotly's
 JavaScript inlined) and a PNG per chart (kaleido, through headless Chromium), from the dbt marts and
 the hourly service-time rollups; then where the latency went on the hosts the incidents touched most,
-and the incident list."""
+and the incident list; then the tier migrations: the Tier 0 share of each volume that had one, and what
+each did (sanlens_marts.tier_migration_effects)."""
 
 from __future__ import annotations
 
 import html
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import plotly.graph_objects as go
 
+from grafana.where_the_latency_is import tier0_shares
 from ingest import buckets
 from sanlensctl import db
 from sanlensctl.errors import SanlensError
@@ -146,6 +148,112 @@ def incident_table(client) -> str:
     return "<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + f"</tr></thead><tbody>{body}</tbody></table>"
 
 
+WINDOW_S = 10  # the arrays' collection interval: one Tier 0 share per volume and window
+TIER_CONTEXT = timedelta(hours=1)  # the share is shown from this long before a volume's first episode to after its last
+TIER_POINTS = 2000  # at most about this many shares a chart: coarser windows over a longer span
+EFFECTS = {  # the measures of tier_migration_effects: name, unit
+    "array_us": ("array service time", "µs"),
+    "host_us": ("host latency", "µs"),
+    "batch_requests": ("batch requests/s", "/s"),
+    "file_us": ("file latency", "µs"),
+}
+
+
+def tier_episodes(client) -> dict[tuple[str, str], list[dict]]:
+    """The tier-migration episodes per (array, volume), in order; one still moving ends at its last window."""
+    rows = client.query(
+        "SELECT array, volume, direction, started_at, coalesce(settled_at, last_window) AS ended_at, "
+        "settled_at IS NULL AS moving, tier0_share_before, tier0_share_reached "
+        "FROM sanlens.tier_episodes FINAL ORDER BY array, volume, started_at"
+    ).named_results()
+    episodes: dict[tuple[str, str], list[dict]] = {}
+    for r in rows:
+        episodes.setdefault((r["array"], r["volume"]), []).append(r)
+    return episodes
+
+
+def tier_share(client, array: str, volume: str, episodes: list[dict]) -> go.Figure:
+    """The volume's Tier 0 share around its episodes, each episode shaded from its start to where it settled."""
+    start = episodes[0]["started_at"] - TIER_CONTEXT
+    end = max(e["ended_at"] for e in episodes) + TIER_CONTEXT
+    step = max(WINDOW_S, int((end - start).total_seconds()) // TIER_POINTS // WINDOW_S * WINDOW_S)
+    sql = tier0_shares(
+        "toStartOfInterval(ts, toIntervalSecond({step:UInt32}))",
+        "array = {array:String} AND volume = {volume:String}\n"
+        "    AND ts BETWEEN {start:DateTime64(3)} AND {end:DateTime64(3)}",
+    )
+    parameters = {"step": step, "array": array, "volume": volume, "start": start, "end": end}
+    rows = list(client.query(sql, parameters=parameters).named_results())
+    fig = go.Figure(go.Scatter(x=[r["time"] for r in rows], y=[r["tier0_share"] for r in rows], mode="lines"))
+    for e in episodes:
+        moved = f"{e['direction']}: {e['tier0_share_before']:.0%} to {e['tier0_share_reached']:.0%}"
+        fig.add_vrect(
+            x0=e["started_at"],
+            x1=e["ended_at"],
+            fillcolor="orange",
+            opacity=0.25,
+            line_width=0,
+            annotation_text=moved + (" so far" if e["moving"] else ""),
+            annotation_position="top left",
+        )
+    fig.update_layout(
+        title=f"Tier 0 share of {array} / {volume}, its tier migrations shaded",
+        yaxis_title="share of the volume's capacity in Tier 0",
+        yaxis_tickformat=".0%",
+        yaxis_rangemode="tozero",
+    )
+    return fig
+
+
+def tier_effects(client) -> go.Figure:
+    """What each settled episode did per host: each measure's change relative to before, with its 95% interval,
+    the means before and after as the bar's text."""
+    figures = ", ".join(f"{m}_before, {m}_after, {m}_change_ci_low, {m}_change_ci_high" for m in EFFECTS)
+    rows = list(
+        client.query(
+            f"SELECT volume, host, started_at, time_to_effect_s, {figures} FROM sanlens_marts.tier_migration_effects "
+            "ORDER BY started_at DESC, volume, host"
+        ).named_results()
+    )
+    labels = [
+        f"{r['host']} on {r['volume']}<br>{r['started_at']:%Y-%m-%d %H:%M}, effect after {r['time_to_effect_s']} s"
+        for r in rows
+    ]
+    fig = go.Figure()
+    for measure, (name, unit) in EFFECTS.items():
+        shown = [(label, r) for label, r in zip(labels, rows) if r[f"{measure}_before"]]  # 0: not measured
+        before, after, low, high = (
+            [r[f"{measure}_{figure}"] for _, r in shown]
+            for figure in ("before", "after", "change_ci_low", "change_ci_high")
+        )
+        fig.add_bar(
+            name=name,
+            orientation="h",
+            y=[label for label, _ in shown],
+            x=[(a - b) / b for a, b in zip(after, before)],
+            error_x={
+                "type": "data",
+                "symmetric": False,
+                "array": [(h - (a - b)) / b for h, a, b in zip(high, after, before)],
+                "arrayminus": [((a - b) - lo) / b for lo, a, b in zip(low, after, before)],
+            },
+            text=[f"{b:,.0f} to {a:,.0f} {unit}" for a, b in zip(after, before)],
+            textposition="inside",
+            insidetextanchor="middle",
+        )
+    fig.add_vline(x=0, line_dash="dash")
+    fig.update_layout(
+        title="Tier migration effects: change after - before, relative to before, with its 95% bootstrap interval",
+        barmode="group",
+        xaxis_title="after / before - 1 (means over matched periods)",
+        xaxis_tickformat="+.0%",
+        yaxis_autorange="reversed",
+        height=max(350, 160 * len(rows) + 150),
+        margin={"l": 260},
+    )
+    return fig
+
+
 def write(out: Path, top: int = 20, hosts: int = 4) -> int:
     client = db.client()
     if not client.command("SELECT count() FROM sanlens_marts.install_base_histogram"):
@@ -158,17 +266,24 @@ def write(out: Path, top: int = 20, hosts: int = 4) -> int:
     }
     for host in incident_hosts(client, hosts):
         charts[f"breakdown-{host}"] = host_breakdown(client, host)
+    tiering = {
+        f"tier-share-{array}-{volume}": tier_share(client, array, volume, episodes)
+        for (array, volume), episodes in tier_episodes(client).items()
+    }
+    if tiering and client.command("SELECT count() FROM sanlens_marts.tier_migration_effects"):
+        tiering["tier-migration-effects"] = tier_effects(client)
     out.mkdir(parents=True, exist_ok=True)
-    sections = []
-    for i, (name, fig) in enumerate(charts.items()):
+    sections = {}
+    for i, (name, fig) in enumerate({**charts, **tiering}.items()):
         fig.update_layout(template="plotly_white", width=1100)
         fig.write_image(out / f"{name}.png", scale=1)
-        sections.append(
+        sections[name] = (
             f'<section id="{name}">'
             + fig.to_html(full_html=False, include_plotlyjs=i == 0)
             + f'<p><a href="{name}.png">{name}.png</a></p></section>'
         )
         print(f"wrote {out / (name + '.png')}")
+    no_tiering = "<p>No tier migration: no hybrid volume's Tier 0 share moved beyond its noise.</p>"
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>sanlens: install base service times</title>
@@ -178,12 +293,18 @@ td,th{{padding:2px 8px;text-align:left;font-size:90%}}</style></head>
 <p>Generated {html.escape(stamp)} from the sanlens marts. Bucket n of the service-time histograms
 holds (2<sup>n-8</sup>, 2<sup>n-7</sup>] ms; the {FAST} is buckets 0 to 4, the Express Writes figure.
 Percentiles come from merged histograms, interpolated inside a bucket (error at most a factor of 2).</p>
-{"".join(sections)}
+{"".join(sections[name] for name in charts)}
 <h2>Incidents</h2>
 <p>Runs of windows in which one contributor's part of a path's latency (host queueing, fabric, array) stayed
 above the baseline learnt from that path's own data, merged per component; open ones first. excess is the
 latency added per I/O. The charts above show the hosts they touched most.</p>
 {incident_table(client)}
+<h2>Tier migration</h2>
+<p>Auto-tiering moving a hybrid volume's data between SSD Tier 0 and Tier 1, as the tiering job found it: from
+the last window at the old Tier 0 share (shaded from there) to the window where the share settled. What each
+settled one did on each host with a path to the volume compares means over matched periods before and after
+it settled; the interval is a 95% moving-block bootstrap interval of the change.</p>
+{"".join(sections[name] for name in tiering) or no_tiering}
 </body></html>
 """
     (out / "index.html").write_text(page)

@@ -9,6 +9,7 @@ import time
 from sanlensctl import config, install, migrate, procs, topics
 from sanlensctl.components import clickhouse, flink, kafka, loader, telegraf
 from sanlensctl.errors import SanlensError
+from slo import definitions
 
 COMPONENTS = [clickhouse, kafka, flink, loader, telegraf]  # start order; stopped in reverse
 # Flink starts a mini-cluster JVM per job, all at once: on 2 cores beside a running stack that took over 120 s.
@@ -35,6 +36,10 @@ def _after_start(component) -> None:
 
 
 def up() -> dict:
+    try:
+        definitions.load()  # a bad SLO file stops the stack before anything starts
+    except definitions.SloFileError as exc:
+        raise SanlensError(str(exc)) from None
     install.everything()
     started = []
     try:

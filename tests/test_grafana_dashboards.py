@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+from datetime import timedelta
 
 import pytest
 import yaml
@@ -17,6 +18,7 @@ import yaml
 from flink_jobs.breakdown.tables import PARTS
 from tests.grafana_macros import ALL, expand
 from tests.support import ROOT
+from tests.test_tiering import effects_of
 
 GRAFANA = ROOT / "grafana"
 DASHBOARDS = {path.name: json.loads(path.read_text()) for path in sorted((GRAFANA / "dashboards").glob("*.json"))}
@@ -248,11 +250,26 @@ LATENCY_COLUMNS = {
         "site switch port paths max_stall max_discards fabric_us".split()
     ),
     "Open and recent incidents": tuple("contributor component site started_at ended excess_us severity paths".split()),
+    "Tier 0 share of the hybrid volumes": ("time", "array_volume", "tier0_share"),
+    "What the tier migrations did": (
+        *"site host array volume direction started_at settled_at before_period".split(),
+        "tier0_share_before",
+        "tier0_share_after",
+        *(
+            f"{measure}_{figure}"
+            for measure in ("array_us", "host_us", "batch_requests", "file_us")
+            for figure in ("before", "after", "change_ci_low", "change_ci_high")
+        ),
+        "time_to_effect_s",
+    ),
     "$site": ("site",),
     "$host": ("host",),
     "$disk": ("disk",),
     "Latency incidents": ("time", "timeEnd", "text"),
+    "Tier migrations": ("time", "timeEnd", "text"),
 }
+# The queries of the tier migrations, checked on the demo's auto-tiering (the breakdown scenario has no hybrid array).
+TIERING = ("Tier 0 share of the hybrid volumes", "What the tier migrations did", "Tier migrations")
 
 
 def annotations(board: dict) -> list[dict]:
@@ -280,7 +297,9 @@ def run_latency_query(ch, sql: str, start, end, selection: dict) -> tuple[tuple[
 
 
 @pytest.mark.stack
-@pytest.mark.parametrize("what, sql", [pytest.param(w, sql, id=w) for w, sql in sql_queries(LATENCY)])
+@pytest.mark.parametrize(
+    "what, sql", [pytest.param(w, sql, id=w) for w, sql in sql_queries(LATENCY) if w not in TIERING]
+)
 def test_every_latency_query_returns_what_it_shows(what, sql, breakdown_sites, stack, ch):
     site, host, disk = breakdown_sites["site"], breakdown_sites["host"], breakdown_sites["disk"]
     start, end = ch.query(
@@ -331,3 +350,38 @@ def check_latency_rows(what: str, rows: list[dict], selection: dict, selected: d
         assert rows and all(r["timeEnd"] >= r["time"] and r["text"] for r in rows), rows
     else:
         raise AssertionError(f"no check for {what}")
+
+
+@pytest.fixture(scope="module")
+def demo_tier_migration(demo_played, ch) -> tuple[dict, dict]:
+    """The demo's auto-tiering (acme-sql3's data volume): its episode and its effect on the host."""
+    episodes, effects = effects_of(ch, demo_played.scenario, demo_played.run, demo_played.sites)
+    (episode,), (effect,) = episodes, effects
+    return episode, effect
+
+
+@pytest.mark.stack
+@pytest.mark.parametrize("what, sql", [pytest.param(w, sql, id=w) for w, sql in sql_queries(LATENCY) if w in TIERING])
+def test_every_tiering_query_shows_the_demo_s_tier_migration(what, sql, demo_tier_migration, ch):
+    episode, effect = demo_tier_migration
+    start, end = episode["started_at"] - timedelta(minutes=5), episode["settled_at"] + timedelta(minutes=5)
+    name = f"{episode['array']} / {episode['volume']}"
+    for selection in (
+        {},
+        {"site": [effect["site"]]},
+        {"site": [effect["site"]], "host": [effect["host"]], "disk": ["D:"]},
+    ):
+        columns, rows = run_latency_query(ch, sql, start, end, selection)
+        assert columns == LATENCY_COLUMNS[what], f"{what}: columns {columns} for {selection}"
+        if what == "Tier 0 share of the hybrid volumes":  # the volume's share, from where it was to where it went
+            shares = [r["tier0_share"] for r in rows if r["array_volume"] == name]
+            assert all(0 <= r["tier0_share"] <= 1 for r in rows), rows
+            assert min(shares) == pytest.approx(episode["tier0_share_before"], abs=0.01)
+            assert max(shares) == pytest.approx(episode["tier0_share_reached"], abs=0.02)
+        elif what == "What the tier migrations did":  # the episode's effect on the host, as the view has it
+            key = lambda r: (r["array"], r["volume"], r["host"], r["started_at"])
+            assert [r for r in rows if key(r) == key(effect)] == [pytest.approx({c: effect[c] for c in columns})]
+        else:  # a region from where the share started to move to where it settled
+            assert (episode["started_at"], episode["settled_at"]) in {
+                (r["time"], r["timeEnd"]) for r in rows if r["text"].startswith(name)
+            }, rows

@@ -10,12 +10,14 @@ import subprocess
 from PIL import Image, ImageStat
 
 from tests.support import sanlens
+from tests.test_tiering import effects_of
 
 TITLES = [
     "Install base: write service times by firmware cohort",
     "Install base: read service times by firmware cohort",
     "Upgrade effect: change in the share of I/Os",
     "volumes by p99 write service time",
+    "Tier migration effects: change after - before",
 ]
 CHROMIUM_FLAGS = [
     "--headless",
@@ -48,27 +50,33 @@ def chromium(tmp_path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_report_renders_in_headless_chromium(rollout, breakdown_played, tmp_path):
-    """With the rollout's install base and the breakdown scenario's incidents: the install-base charts, a
-    breakdown chart for each of the two hosts the incidents touched (a slow drain, an HBA saturation), and
-    the incident list."""
+def test_report_renders_in_headless_chromium(rollout, breakdown_played, demo_played, ch, tmp_path):
+    """With the rollout's install base, the breakdown scenario's incidents and the demo's auto-tiering: the
+    install-base charts, a breakdown chart for each of the two hosts the incidents touched (a slow drain, an
+    HBA saturation), the incident list, the Tier 0 share of each volume with a tier migration (the demo's
+    among them) and what the migrations did."""
     assert sanlens("dbt", "build", "--select", "+latency_breakdown", "+latency_incidents").returncode == 0
+    (episode,), _ = effects_of(ch, demo_played.scenario, demo_played.run, demo_played.sites)
     out = tmp_path / "report"
     result = sanlens("report", "--out", str(out), "--hosts", "2")
     assert result.returncode == 0, result.stdout + result.stderr
     html = (out / "index.html").read_text()
     assert "<script" in html and not re.search(r"<(script|link)[^>]+(src|href)=\"https?:", html)  # self-contained
     pngs = sorted(out.glob("*.png"))
-    assert len(pngs) == 6 and all(not_blank(p) for p in pngs)
-    assert len([p for p in pngs if p.name.startswith("breakdown-")]) == 2
+    names = [p.stem for p in pngs]
+    tiering = [n for n in names if n.startswith("tier-")]
+    assert len(pngs) == 6 + len(tiering) and all(not_blank(p) for p in pngs)
+    assert len([n for n in names if n.startswith("breakdown-")]) == 2
+    assert {f"tier-share-{episode['array']}-{episode['volume']}", "tier-migration-effects"} <= set(tiering)
 
     dom = chromium(tmp_path, "--dump-dom", (out / "index.html").as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
-    assert dom.stdout.count('class="main-svg"') >= 2 * 6  # plotly drew every chart
+    assert dom.stdout.count('class="main-svg"') >= 2 * len(pngs)  # plotly drew every chart
     for title in TITLES:
         assert title in dom.stdout, f"chart {title!r} did not render"
     assert len(re.findall(r"Where the latency of [^<]+ goes, per minute", dom.stdout)) >= 2
     assert "<h2>Incidents</h2>" in dom.stdout and "fabric</td>" in dom.stdout
+    assert f"Tier 0 share of {episode['array']} / {episode['volume']}, its tier migrations shaded" in dom.stdout
 
     shot = tmp_path / "page.png"
     chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,2400", (out / "index.html").as_uri())
