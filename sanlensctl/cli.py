@@ -24,7 +24,7 @@ COMMANDS = {
     "sql": "run a query on ClickHouse and print the result",
     "dbt": "run dbt on the project in dbt/ with the local profile, e.g. ./sanlens dbt build",
     "demo": "the main job: bring the stack up and run the pipeline on a simulated fleet",
-    "report": "write the report (install base, where the latency went, incidents, tier migrations): HTML and a PNG per chart",
+    "report": "write the report (install base, latency, incidents, tier migrations): HTML and a PNG per chart",
     "explain": "where a host's I/O time goes per path and direction: measured, each part and its share",
     "test": "lint, then run the test suite on a stack of its own (--keep keeps its data; other arguments go to pytest)",
 }
