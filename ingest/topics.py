@@ -20,6 +20,8 @@ TOPOLOGY = _BY_ID["topology"]
 BREAKDOWN = _BY_ID["breakdown"]
 INCIDENTS = _BY_ID["incidents"]
 TIER_EPISODES = _BY_ID["tier_episodes"]
+SLO_WINDOWS = _BY_ID["slo_windows"]
+SLO_ALERTS = _BY_ID["slo_alerts"]
 
 
 def with_prefix(topic: str, prefix: str | None) -> str:

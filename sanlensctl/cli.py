@@ -19,13 +19,14 @@ COMMANDS = {
     "up": "start the local stack in the background, wait until healthy, print the endpoints",
     "status": "health of each component (--json for one JSON object)",
     "down": "stop every process of the stack by PID (--purge also deletes its data)",
-    "logs": "print a component's log (kafka, clickhouse, flink-normalize, loader, telegraf)",
+    "logs": "print a component's log (kafka, clickhouse, flink-normalize, loader, telegraf, alertmanager)",
     "migrate": "apply ClickHouse schema migrations (clickhouse/migrations/)",
     "sql": "run a query on ClickHouse and print the result",
     "dbt": "run dbt on the project in dbt/ with the local profile, e.g. ./sanlens dbt build",
     "demo": "the main job: bring the stack up and run the pipeline on a simulated fleet",
     "report": "write the report (install base, latency, incidents, tier migrations): HTML and a PNG per chart",
     "explain": "where a host's I/O time goes per path and direction: measured, each part and its share",
+    "slo": "each latency SLO's attainment and error budget left per entity over its period, and what fires",
     "test": "lint, then run the test suite on a stack of its own (--keep keeps its data; other arguments go to pytest)",
 }
 
@@ -50,6 +51,7 @@ def parser() -> argparse.ArgumentParser:
     sub.choices["sql"].add_argument("--format", choices=["table", "csv", "json"], default="table")
     sub.choices["dbt"].add_argument("args", nargs=argparse.REMAINDER)
     sub.choices["test"].add_argument("args", nargs=argparse.REMAINDER)
+    sub.choices["slo"].add_argument("--limit", type=int, default=20, help="entities per SLO, least budget first (20)")
     explain = sub.choices["explain"]
     explain.add_argument("target", metavar="HOST[:DISK]")
     explain.add_argument("--from", dest="start", type=_utc, help="UTC, ISO 8601 (default: an hour before --to)")
@@ -115,7 +117,7 @@ def cmd_up(args) -> int:
     print_status(report)
     print("\nendpoints:")
     for name, where in stack.endpoints().items():
-        print(f"  {name:<11} {where}")
+        print(f"  {name:<12} {where}")
     return 0 if all(c["healthy"] for c in report.values()) else 1
 
 
@@ -134,7 +136,7 @@ def print_status(report: dict) -> None:
     for name, c in report.items():
         state = "healthy" if c["healthy"] else ("UNHEALTHY" if c["pid"] else "stopped")
         print(
-            f"{name:<11} {state:<10} pid {str(c['pid'] or '-'):<8} port {str(c['port'] or '-'):<6} "
+            f"{name:<12} {state:<10} pid {str(c['pid'] or '-'):<8} port {str(c['port'] or '-'):<6} "
             f"{c['version'] or '':<10} {c['detail']}"
         )
 
@@ -247,6 +249,13 @@ def _utc(text: str) -> datetime:
     """An ISO 8601 time as naive UTC (an offset, when given, is converted)."""
     t = datetime.fromisoformat(text)
     return t.astimezone(UTC).replace(tzinfo=None) if t.tzinfo else t
+
+
+def cmd_slo(args) -> int:
+    from sanlensctl import slos
+
+    slos.show(args.limit)
+    return 0
 
 
 def cmd_explain(args) -> int:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import random
 import socket
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -30,24 +32,30 @@ PORT_NAMES = (
     "TELEGRAF_HEALTH",
     "TELEGRAF_LISTENER",
     "SIMULATOR",
+    "ALERTMANAGER",
+    "ALERT_WEBHOOK",
 )
 # The stack `./sanlens test` starts for the tests: never the user's (its own folder and ports).
 TEST_RUN = Path(os.environ.get("SANLENS_TEST_RUN", RUN.parent / f"{RUN.name}-test"))
 
 
 KAFKA_PORT = _port("KAFKA", 9092)
-KAFKA_CONTROLLER_PORT = _port("KAFKA_CONTROLLER", 9093)
+KAFKA_CONTROLLER_PORT = _port("KAFKA_CONTROLLER", 9193)
 CLICKHOUSE_PORT = _port("CLICKHOUSE", 8123)
 FLINK_REST_PORT = _port("FLINK_REST", 8081)
+FLINK_REST_PORTS = 8  # kept free from FLINK_REST_PORT on in an isolated stack: one per Flink job
 TELEGRAF_HEALTH_PORT = _port("TELEGRAF_HEALTH", 8086)
 TELEGRAF_LISTENER_PORT = _port("TELEGRAF_LISTENER", 8094)
 SIMULATOR_PORT = _port("SIMULATOR", 8095)
+ALERTMANAGER_PORT = _port("ALERTMANAGER", 9093)
+ALERT_WEBHOOK_PORT = _port("ALERT_WEBHOOK", 9097)  # the receiver of Alertmanager's notifications (not ours)
 
 KAFKA_BOOTSTRAP = os.environ.get("SANLENS_KAFKA", f"127.0.0.1:{KAFKA_PORT}")
 CLICKHOUSE_URL = os.environ.get("SANLENS_CLICKHOUSE_URL", f"http://127.0.0.1:{CLICKHOUSE_PORT}")
 CLICKHOUSE_USER = os.environ.get("SANLENS_CLICKHOUSE_USER", "default")
 CLICKHOUSE_PASSWORD = os.environ.get("SANLENS_CLICKHOUSE_PASSWORD", "")
 DATABASE = "sanlens"
+ALERT_WEBHOOK_URL = os.environ.get("SANLENS_ALERT_WEBHOOK_URL", f"http://127.0.0.1:{ALERT_WEBHOOK_PORT}/alerts")
 
 
 def free_port() -> int:
@@ -57,13 +65,30 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def free_port_range(count: int) -> int:
+    """The first of `count` consecutive free ports, below the ephemeral range (32768 on): a port handed out by
+    bind(0) may be next to one a client's outgoing connection takes a moment later."""
+    rng = random.Random()
+    while True:
+        first = rng.randrange(20000, 32000 - count)
+        try:
+            with contextlib.ExitStack() as held:
+                for port in range(first, first + count):
+                    held.enter_context(socket.socket()).bind(("127.0.0.1", port))
+            return first
+        except OSError:
+            continue
+
+
 def isolated_env(run: Path) -> dict[str, str]:
-    """The environment of a stack of its own: run folder `run` and free ports (nothing else changes)."""
+    """The environment of a stack of its own: run folder `run` and free ports (nothing else changes). The Flink
+    jobs serve their REST APIs on consecutive ports from SANLENS_FLINK_REST_PORT."""
     env = {"SANLENS_RUN": str(run)}
     for name in PORT_NAMES:
-        env[f"SANLENS_{name}_PORT"] = str(free_port())
+        env[f"SANLENS_{name}_PORT"] = str(free_port_range(FLINK_REST_PORTS) if name == "FLINK_REST" else free_port())
     env["SANLENS_KAFKA"] = f"127.0.0.1:{env['SANLENS_KAFKA_PORT']}"
     env["SANLENS_CLICKHOUSE_URL"] = f"http://127.0.0.1:{env['SANLENS_CLICKHOUSE_PORT']}"
+    env["SANLENS_ALERT_WEBHOOK_URL"] = f"http://127.0.0.1:{env['SANLENS_ALERT_WEBHOOK_PORT']}/alerts"
     return env
 
 

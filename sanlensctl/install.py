@@ -36,6 +36,7 @@ TELEGRAF_PLUGINS = [
     "serializers.influx",
     "serializers.json",
 ]
+ALERTMANAGER_VERSION = "0.31.1"  # from v0.32 the module embeds a web UI build it does not ship: no `go install`
 MAVEN_BUNDLES = {  # lib folder -> pom that lists its jars
     "kafka": config.ROOT / "sanlensctl" / "maven" / "kafka" / "pom.xml",
     "flink": config.ROOT / "flink-jobs" / "pom.xml",
@@ -174,33 +175,49 @@ def function_jar() -> Path:
     return FUNCTIONS_JAR
 
 
-def telegraf() -> Path:
-    binary = config.BIN / "telegraf"
-    stamp = config.BIN / ".telegraf.build"
-    digest = _digest(TELEGRAF_VERSION, ",".join(TELEGRAF_PLUGINS))
+def _go_install(name: str, version: str, module: str, build_flags: list[str], label: str) -> Path:
+    """`go install` of `module`@v`version` into .sanlens/bin, again only when the version or the flags change
+    (Go's own user-level caches: GOMODCACHE, GOCACHE)."""
+    binary = config.BIN / name
+    stamp = config.BIN / f".{name}.build"
+    digest = _digest(version, *build_flags)
     if binary.exists() and _fresh(stamp, digest):
         return binary
     go = _require_tool("go", "install Go 1.24 or newer (https://go.dev/doc/install) and put it on PATH")
-    step(f"building Telegraf {TELEGRAF_VERSION} with {len(TELEGRAF_PLUGINS)} plugins (first run: about 2 minutes)")
+    step(f"building {label} (first run: about 2 minutes)")
     config.BIN.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, GOBIN=str(config.BIN), CGO_ENABLED="0")
     t0 = time.monotonic()
-    _run(
+    _run([go, "install", *build_flags, f"{module}@v{version}"], f"the build of {name}", env=env)
+    stamp.write_text(digest)
+    step(f"{name} built in {time.monotonic() - t0:.0f} s")
+    return binary
+
+
+def telegraf() -> Path:
+    return _go_install(
+        "telegraf",
+        TELEGRAF_VERSION,
+        "github.com/influxdata/telegraf/cmd/telegraf",
         [
-            go,
-            "install",
             "-tags",
             ",".join(["custom"] + TELEGRAF_PLUGINS),
             "-ldflags",
             f"-s -w -X github.com/influxdata/telegraf/internal.Version={TELEGRAF_VERSION}",
-            f"github.com/influxdata/telegraf/cmd/telegraf@v{TELEGRAF_VERSION}",
         ],
-        "the build of telegraf",
-        env=env,
+        f"Telegraf {TELEGRAF_VERSION} with {len(TELEGRAF_PLUGINS)} plugins",
     )
-    stamp.write_text(digest)
-    step(f"telegraf built in {time.monotonic() - t0:.0f} s")
-    return binary
+
+
+def alertmanager() -> Path:
+    """Prometheus Alertmanager (from v0.32 its module embeds a web UI build it does not ship: no `go install`)."""
+    return _go_install(
+        "alertmanager",
+        ALERTMANAGER_VERSION,
+        "github.com/prometheus/alertmanager/cmd/alertmanager",
+        ["-ldflags", f"-s -w -X github.com/prometheus/common/version.Version={ALERTMANAGER_VERSION}"],
+        f"Alertmanager {ALERTMANAGER_VERSION}",
+    )
 
 
 def dbt_venv() -> Path:
@@ -249,6 +266,7 @@ def everything() -> None:
         "Maven jars": maven_jars,
         "Java functions": function_jar,
         "Telegraf build": telegraf,
+        "Alertmanager build": alertmanager,
         "dbt environment": dbt_venv,
     }
     t0 = time.monotonic()

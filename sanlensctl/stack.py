@@ -7,13 +7,21 @@ import sys
 import time
 
 from sanlensctl import config, install, migrate, procs, topics
-from sanlensctl.components import clickhouse, flink, kafka, loader, telegraf
+from sanlensctl.components import alertmanager, clickhouse, flink, kafka, loader, notifier, telegraf
 from sanlensctl.errors import SanlensError
 from slo import definitions
 
-COMPONENTS = [clickhouse, kafka, flink, loader, telegraf]  # start order; stopped in reverse
+COMPONENTS = [clickhouse, kafka, flink, loader, telegraf, alertmanager, notifier]  # start order; stopped in reverse
 # Flink starts a mini-cluster JVM per job, all at once: on 2 cores beside a running stack that took over 120 s.
-STARTUP_TIMEOUT = {"clickhouse": 60, "kafka": 60, "flink": 300, "loader": 60, "telegraf": 60}
+STARTUP_TIMEOUT = {
+    "clickhouse": 60,
+    "kafka": 60,
+    "flink": 300,
+    "loader": 60,
+    "telegraf": 60,
+    "alertmanager": 30,
+    "notifier": 60,
+}
 
 
 def say(message: str) -> None:
@@ -108,5 +116,6 @@ def endpoints() -> dict[str, str]:
         "clickhouse": config.CLICKHOUSE_URL,
         "flink": f"http://127.0.0.1:{config.FLINK_REST_PORT}",
         "telegraf": f"tcp://127.0.0.1:{config.TELEGRAF_LISTENER_PORT} (influx line protocol)",
+        "alertmanager": f"{alertmanager.URL} (notifies {config.ALERT_WEBHOOK_URL})",
         "logs": str(config.LOGS),
     }

@@ -10,13 +10,13 @@ import uuid
 import pytest
 
 from sanlensctl import config, db
-from tests.support import EmbeddedServer, sanlens, wait_until
+from tests.support import Alertmanager, EmbeddedServer, sanlens, wait_until
 
 pytest_plugins = ["tests.breakdown_scenarios"]  # the breakdown's scenarios, shared with the dashboards' tests
 
 # Fixtures that start real components: a test using one (directly or through another fixture) is
 # marked `stack`, so that `./sanlens test -m "not stack"` runs the rest alone, in seconds.
-STACK_FIXTURES = {"stack", "embedded", "isolated"}
+STACK_FIXTURES = {"stack", "embedded", "isolated", "alertmanager"}
 
 
 def pytest_collection_modifyitems(items):
@@ -48,6 +48,16 @@ def embedded(tmp_path):
     server = EmbeddedServer(tmp_path / "ch").start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def alertmanager(tmp_path):
+    """The real Alertmanager on a free port with slo/'s config, notifying a webhook receiver of the test."""
+    am = Alertmanager(tmp_path / "alertmanager")
+    try:
+        yield am.start()
+    finally:
+        am.stop()
 
 
 ROLLOUT = """

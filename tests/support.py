@@ -1,12 +1,17 @@
 """What the tests and the benchmarks share: running ./sanlens, free ports, waiting on a condition, the
-jobs' Java functions in a JVM, and extra embedded ClickHouse servers. The fixtures are in conftest.py."""
+jobs' Java functions in a JVM, extra embedded ClickHouse servers and a real Alertmanager with a webhook
+receiver. The fixtures are in conftest.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from sanlensctl import config, db, install
@@ -101,3 +106,61 @@ class EmbeddedServer:
         if self.proc and self.proc.poll() is None:
             self.proc.kill() if kill else self.proc.terminate()
             self.proc.wait(30)
+
+
+class Alertmanager:
+    """The real Alertmanager (.sanlens/bin, built on first use) on a free port, with slo/'s config rendered to
+    notify a webhook receiver of its own: a thread that keeps every notification's JSON in `notifications`."""
+
+    def __init__(self, path: Path):
+        self.path, self.port, self.notifications = path, free_port(), []
+        self.proc = self.receiver = self.log = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> Alertmanager:
+        from sanlensctl.components import alertmanager
+
+        received = self.notifications
+
+        class Receiver(BaseHTTPRequestHandler):
+            def do_POST(self):
+                received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.receiver = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+        threading.Thread(target=self.receiver.serve_forever, daemon=True).start()
+        install.alertmanager()
+        webhook = f"http://127.0.0.1:{self.receiver.server_address[1]}/alerts"
+        config_file = alertmanager.render(self.path / "alertmanager.yml", webhook)  # creates the folder
+        self.log = open(self.path / "alertmanager.log", "wb")
+        self.proc = subprocess.Popen(
+            alertmanager.argv(config_file, self.path, self.port), stdout=self.log, stderr=subprocess.STDOUT
+        )
+        wait_until(lambda: self.proc.poll() is not None or _answers(f"{self.url}/api/v2/status"), 30, "Alertmanager")
+        assert self.proc.poll() is None, (self.path / "alertmanager.log").read_text()
+        return self
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(30)
+        if self.receiver:
+            self.receiver.shutdown()
+            self.receiver.server_close()
+        if self.log:
+            self.log.close()
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return resp.status == 200
+    except OSError:
+        return False

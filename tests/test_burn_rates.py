@@ -28,9 +28,9 @@ def rules() -> str:
 def play(java, bad_shares, ios=6000.0):
     """Each share is the share of slow I/Os in one 10 s window; the alerts reported, as (minute, severity,
     state, burn rates)."""
-    evaluator, budget, out = java.BurnRates(rules(), 30), java.Budget(), []
+    evaluator, budget, rings, out = java.BurnRates(rules(), 30), java.Budget(), java.Rings.InMemory(), []
     for n, share in enumerate([*bad_shares, 0.0]):
-        for a in evaluator.add(budget, T0 + n * W, ios * (1 - share), ios, OBJECTIVE):
+        for a in evaluator.add(budget, rings, T0 + n * W, ios * (1 - share), ios, OBJECTIVE):
             at = (get_field(a, "at") - T0) // 60_000
             out.append((at, get_field(a, "severity"), get_field(a, "state"), list(get_field(a, "burnRates"))))
     return out
@@ -70,11 +70,12 @@ def test_burn_rates_are_the_windows_error_ratios_over_the_budget(java):
     total = rng.integers(0, 2000, n).astype(float)
     total[rng.random(n) < 0.1] = 0.0  # windows without I/O
     bad = np.floor(total * rng.beta(0.5, 20, n))
-    evaluator, budget = java.BurnRates("page:0.0:3600:300", 30), java.Budget()  # rate 0: reports every minute
+    evaluator, budget, rings = java.BurnRates("page:0.0:3600:300", 30), java.Budget(), java.Rings.InMemory()
+    # rate 0: it reports every minute
     checked = 0
     for k in range(n + 1):
         g, t = (total[k] - bad[k], total[k]) if k < n else (0.0, 0.0)
-        for a in evaluator.add(budget, T0 + k * W, float(g), float(t), OBJECTIVE):
+        for a in evaluator.add(budget, rings, T0 + k * W, float(g), float(t), OBJECTIVE):
             closed = (get_field(a, "at") - T0) // W  # windows in the minutes closed so far
             for w, seconds in enumerate(definitions.WINDOWS.values()):
                 lo = max(0, closed - seconds // 10)
@@ -85,8 +86,8 @@ def test_burn_rates_are_the_windows_error_ratios_over_the_budget(java):
     assert checked == n // 6
 
 
-def test_a_window_that_comes_too_late_is_ignored(java):
-    evaluator, budget = java.BurnRates(rules(), 30), java.Budget()
-    evaluator.add(budget, T0 + 120_000, 10.0, 10.0, OBJECTIVE)
-    assert len(evaluator.add(budget, T0, 0.0, 10.0, OBJECTIVE)) == 0
-    assert get_field(budget, "minuteTotal") == 10.0
+def test_a_window_that_comes_late_counts_in_the_minute_being_gathered(java):
+    evaluator, budget, rings = java.BurnRates(rules(), 30), java.Budget(), java.Rings.InMemory()
+    evaluator.add(budget, rings, T0 + 120_000, 10.0, 10.0, OBJECTIVE)
+    assert len(evaluator.add(budget, rings, T0, 0.0, 10.0, OBJECTIVE)) == 0
+    assert get_field(budget, "minute") == (T0 + 120_000) // 60_000 and get_field(budget, "minuteTotal") == 20.0

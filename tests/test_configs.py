@@ -66,6 +66,7 @@ def test_docker_compose_uses_the_projects_own_files():
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
     assert {"kafka", "clickhouse", "jobmanager", "taskmanager", "grafana", "telegraf", "loader", "dbt"} <= set(services)
+    assert "alertmanager" in services  # its config and version: tests/test_alertmanager.py
     for service in services.values():
         for volume in service.get("volumes", []):
             host_path = volume.split(":")[0]

@@ -8,7 +8,7 @@ import uuid
 
 from confluent_kafka import Producer
 
-from sanlensctl import config
+from sanlensctl import config, install
 from tests.support import sanlens, wait_until
 
 
@@ -52,7 +52,7 @@ def test_status_json_reports_every_component_healthy_with_a_real_probe(stack):
     out = sanlens("status", "--json")
     report = json.loads(out.stdout)
     assert out.returncode == 0, report
-    for name in ("kafka", "clickhouse", "flink", "telegraf"):
+    for name in ("kafka", "clickhouse", "flink", "telegraf", "alertmanager", "notifier"):
         entry = report[name]
         assert entry["healthy"] is True, (name, entry)
         assert isinstance(entry["pid"], int) and entry["version"]
@@ -63,6 +63,10 @@ def test_status_json_reports_every_component_healthy_with_a_real_probe(stack):
         fresh = progress["freshness"]
         assert fresh["rows"] == 0 or fresh["p50_s"] <= fresh["p95_s"], (job, progress)
     assert report["kafka"]["port"] == config.KAFKA_PORT and report["clickhouse"]["port"] == config.CLICKHOUSE_PORT
+    assert (
+        report["alertmanager"]["port"] == config.ALERTMANAGER_PORT
+        and report["alertmanager"]["version"] == install.ALERTMANAGER_VERSION
+    )
 
 
 def test_migrations_are_recorded_and_idempotent(stack, ch):

@@ -15,7 +15,7 @@ import pytest
 
 from ingest import topics
 from sanlensctl import offsets
-from sanlensctl.components import flink
+from sanlensctl.components import flink, loader
 from tests.breakdown_scenarios import backfill
 from tests.support import sanlens, wait_until
 from tests.test_breakdown import wait_for_every_window
@@ -58,6 +58,8 @@ def effects_of(ch, s, run, sites: list[str]) -> tuple[list[dict], list[dict]]:
     wait_for_every_window(ch, s, run, sites)
     group, written = flink.group("tiering"), offsets.position(flink.group("tiering"), [topics.SAMPLES]).end
     wait_until(lambda: offsets.position(group, [topics.SAMPLES]).committed >= written, 300, "the tiering job")
+    written = offsets.position(loader.GROUP, [topics.TIER_EPISODES]).end
+    wait_until(lambda: offsets.position(loader.GROUP, [topics.TIER_EPISODES]).committed >= written, 300, "the loader")
     out = sanlens("dbt", "build", "--select", "+tier_migration_effects")
     assert out.returncode == 0, out.stdout[-3000:]
     where = "WHERE site IN {sites:Array(String)}"

@@ -67,14 +67,15 @@ def topology(kafka_options: str) -> str:
 def sink(bootstrap: str, prefix: str | None = None) -> str:
     return f"""
     CREATE TABLE breakdown (
-        window_start TIMESTAMP_LTZ(3), window_s INT, customer STRING, site STRING, host STRING, disk STRING,
-        direction STRING, host_port STRING, switch STRING, host_switch_port STRING, array_switch_port STRING,
-        `array` STRING, volume STRING, path_valid_from TIMESTAMP_LTZ(3), ios BIGINT, host_us DOUBLE,
-        host_queueing_us DOUBLE, fabric_us DOUBLE, array_us DOUBLE, unexplained_us DOUBLE, hba_busy DOUBLE,
-        port_stall DOUBLE, port_discards DOUBLE
+        `path` STRING, window_start TIMESTAMP_LTZ(3), window_s INT, customer STRING, site STRING, host STRING,
+        disk STRING, direction STRING, host_port STRING, switch STRING, host_switch_port STRING,
+        array_switch_port STRING, `array` STRING, volume STRING, path_valid_from TIMESTAMP_LTZ(3), ios BIGINT,
+        host_us DOUBLE, host_queueing_us DOUBLE, fabric_us DOUBLE, array_us DOUBLE, unexplained_us DOUBLE,
+        hba_busy DOUBLE, port_stall DOUBLE, port_discards DOUBLE
     ) WITH ('connector' = 'kafka', 'topic' = '{topics.with_prefix(topics.BREAKDOWN, prefix)}',
             'properties.bootstrap.servers' = '{bootstrap}',
-            'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601',
+            'key.format' = 'raw', 'key.fields' = 'path', 'value.fields-include' = 'EXCEPT_KEY',
+            'value.format' = 'json', 'value.json.timestamp-format.standard' = 'ISO-8601',
             'sink.delivery-guarantee' = 'at-least-once', 'properties.compression.type' = 'lz4',
             'properties.linger.ms' = '20')"""
 
@@ -162,7 +163,8 @@ PARTS = ("host_queueing_us", "fabric_us", "array_us", "unexplained_us")  # they 
 BREAKDOWN_COLUMNS = """window_start, window_s, customer, site, host, disk, direction, host_port, switch,
     host_switch_port, array_switch_port, `array`, volume, path_valid_from, ios, host_us, host_queueing_us,
     fabric_us, array_us, unexplained_us, hba_busy, port_stall, port_discards"""
-INSERT_BREAKDOWN = f"INSERT INTO breakdown SELECT {BREAKDOWN_COLUMNS} FROM path_windows"
+# keyed by the path (host:disk): a path's windows stay in one partition of telemetry.breakdown, in order
+INSERT_BREAKDOWN = f"INSERT INTO breakdown SELECT host || ':' || disk, {BREAKDOWN_COLUMNS} FROM path_windows"
 
 
 # Incidents (README.md, "Incidents"): each path window gives every contributor on its way its part: the host

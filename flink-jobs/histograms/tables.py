@@ -26,12 +26,13 @@ def sinks(bootstrap: str, prefix: str | None = None) -> list[str]:
     return [
         f"""
     CREATE TABLE histograms (
-        window_start TIMESTAMP_LTZ(3), window_s INT, sample_ts TIMESTAMP_LTZ(3), source STRING, site STRING,
-        `array` STRING, volume STRING, host STRING, disk STRING, host_port STRING, direction STRING, bucket INT,
-        ios BIGINT
+        series STRING, window_start TIMESTAMP_LTZ(3), window_s INT, sample_ts TIMESTAMP_LTZ(3), source STRING,
+        site STRING, `array` STRING, volume STRING, host STRING, disk STRING, host_port STRING, direction STRING,
+        bucket INT, ios BIGINT
     ) WITH ('connector' = 'kafka', 'topic' = '{topics.with_prefix(topics.HISTOGRAMS, prefix)}',
             'properties.bootstrap.servers' = '{bootstrap}',
-            'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601',
+            'key.format' = 'raw', 'key.fields' = 'series', 'value.fields-include' = 'EXCEPT_KEY',
+            'value.format' = 'json', 'value.json.timestamp-format.standard' = 'ISO-8601',
             'sink.delivery-guarantee' = 'at-least-once', 'properties.compression.type' = 'lz4',
             'properties.linger.ms' = '20')"""
     ]
@@ -57,7 +58,8 @@ def insert_host_histograms(window_s: int, host_interval_s: int) -> str:
     rate = " ".join(f"WHEN '{m}' THEN '{r}'" for m, (_, r) in HOST_LATENCY.items())
     return f"""
     INSERT INTO histograms
-    SELECT {window_start("l.ts", window_s)}, {window_s}, l.ts, '{HOST_SOURCE}', l.site, '', '', l.host, l.disk, '',
+    SELECT l.host || ':' || l.disk, {window_start("l.ts", window_s)}, {window_s}, l.ts, '{HOST_SOURCE}', l.site, '',
+        '', l.host, l.disk, '',
         CASE l.metric {latency} END, {bucket_of("l.`value` / 1000.0")},
         CAST(ROUND(r.`value` * {host_interval_s}, 0) AS BIGINT)
     FROM samples AS l
@@ -75,7 +77,7 @@ def insert_histograms(window_s: int) -> str:
     nothing waits for a watermark, and nothing arriving late or out of order can be dropped."""
     return f"""
     INSERT INTO histograms
-    SELECT {window_start("ts", window_s)}, {window_s}, ts, 'array',
+    SELECT `array` || ':' || volume, {window_start("ts", window_s)}, {window_s}, ts, 'array',
         site, `array`, volume, '', '', '', CASE metric {_CASE} END, bucket, CAST(`value` AS BIGINT)
     FROM samples
     WHERE metric IN ({", ".join(f"'{m}'" for m in HIST_METRICS)}) AND bucket BETWEEN 0 AND 31"""

@@ -36,6 +36,8 @@ DEFAULT_ROUTES = {
     topics.BREAKDOWN: "sanlens.path_latency",
     topics.INCIDENTS: "sanlens.path_incidents",
     topics.TIER_EPISODES: "sanlens.tier_episodes",
+    topics.SLO_WINDOWS: "sanlens.slo_windows",
+    topics.SLO_ALERTS: "sanlens.slo_alerts",
 }
 INSERT_SETTINGS = {"date_time_input_format": "best_effort", "input_format_skip_unknown_fields": 1}
 

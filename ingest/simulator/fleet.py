@@ -57,6 +57,7 @@ class VolumeFigures:
     whist: np.ndarray = field(default_factory=lambda: np.zeros(buckets.COUNT, dtype=np.int64))
     page_moves_up: int = 0
     page_moves_down: int = 0
+    interval_counts: dict = field(default_factory=dict)  # direction -> this interval's I/Os per bucket
 
 
 class Fleet:
@@ -181,6 +182,7 @@ class Fleet:
                 mix = latency.service_time(array.media, fw, direction, share, util)
                 counts = latency.sample_histogram(self.rng, mix, ios)
                 hist += counts
+                v.interval_counts[direction] = counts
                 self.truth_histograms[(int((self.t + dt) // 3600 * 3600), array.name, fw, direction)] += (
                     counts  # hour of the sample
                 )

@@ -91,6 +91,7 @@ class Scenario:
     hosts: dict[str, Host]
     events: list[dict]
     path: Path | None = None
+    volume_truth: bool = False  # the truth holds every volume's histogram of every interval (tests; small fleets)
 
     def select_arrays(self, pattern) -> list[str]:
         names = pattern if isinstance(pattern, list) else [n for n in self.arrays if fnmatch.fnmatch(n, pattern)]
@@ -150,6 +151,7 @@ def load(path: str | Path) -> Scenario:
         hosts,
         raw.get("events", []),
         path,
+        bool(raw.get("volume_truth", False)),
     )
     for event in scenario.events:
         _check_event(scenario, event)

@@ -4,6 +4,8 @@ the pipeline's findings against. Written as JSON Lines under the run's truth fol
     scenario.json     name, start/end (epoch s), interval, fleet size
     events.jsonl      one line per planted event: type, component, contributor, start, end, magnitude, affected
     hosts.jsonl       per interval and host: IOPS, host latency and its contributors (us)
+    volume_histograms.jsonl  (scenarios with `volume_truth: true`) per interval and volume: I/Os per bucket and
+                      direction, and what its host measures beyond the volume's service time (us)
     volumes.jsonl     per interval and volume auto-tiering acts on: its Tier 0 share, array service time and the
                       latency its host measures on its disk (us), I/O-weighted over both directions
     histograms.jsonl  per hour, array, firmware and direction: I/Os per 3PAR bucket
@@ -39,6 +41,7 @@ class Truth:
         self.tiered = sorted({e["volume"] for e in fleet.s.events if e["type"] == "auto_tiering"})
         self.tiered_latency = {}  # volume -> [(t, the I/O-weighted latency its host sees on it, us)]
         self.volumes_out = (folder / "volumes.jsonl").open("w")
+        self.histograms_out = (folder / "volume_histograms.jsonl").open("w") if fleet.s.volume_truth else None
 
     def interval(self) -> None:
         t = self.fleet.t
@@ -76,6 +79,25 @@ class Truth:
             figures |= {"tier0_share": volume.tier0_share, "array_us": array_us, "host_us": host_us, "ios": ios}
             self.volumes_out.write(json.dumps(figures) + "\n")
 
+        if self.histograms_out:
+            self._volume_histograms(t)
+
+    def _volume_histograms(self, t: float) -> None:
+        for name, volume in self.volumes.items():
+            v, f = self.fleet.volumes[name], self.fleet.hosts[volume.host]
+            line = {"t": t, "array": volume.array, "volume": name, "host": volume.host, "role": volume.role}
+            for direction in ("read", "write"):
+                counts = v.interval_counts.get(direction)
+                if counts is None or not counts.sum():
+                    continue
+                # what the host measures on the path beyond the volume's service time
+                beyond = getattr(f, f"{direction}_us") - getattr(v, f"{direction}_ms") * 1000
+                line[direction] = {
+                    "beyond_array_us": beyond,
+                    "ios": {int(b): int(c) for b, c in enumerate(counts) if c},
+                }
+            self.histograms_out.write(json.dumps(line) + "\n")
+
     def time_to_effect_s(self, volume: str, start: float, end: float) -> float | None:
         """From `start` to the first interval whose latency on the volume is within 10 % of the level it
         reached (the mean of its last minute before `end`)."""
@@ -91,6 +113,8 @@ class Truth:
     def close(self, start_s: float) -> None:
         self.hosts.close()
         self.volumes_out.close()
+        if self.histograms_out:
+            self.histograms_out.close()
         s = self.fleet.s
         (self.folder / "scenario.json").write_text(
             json.dumps(

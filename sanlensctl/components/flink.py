@@ -11,12 +11,12 @@ from sanlensctl import config, db, offsets, procs
 
 NAME = "flink"
 PORT = config.FLINK_REST_PORT
-JOBS = [
-    "normalize",
-    "histograms",
-    "breakdown",
-    "tiering",
-]  # in start order; job i serves its REST API on FLINK_REST_PORT + i
+# in start order; job i serves its REST API on FLINK_REST_PORT + i
+JOBS = ["normalize", "histograms", "breakdown", "tiering", "burn_rates"]
+assert len(JOBS) <= config.FLINK_REST_PORTS
+# The mini-cluster's heap where 640 MB is not enough: the burn_rates job's joins hold two minutes of the
+# histograms (flink-jobs/burn_rates/tables.py, JOIN_TTL).
+HEAP = {"burn_rates": "1536m"}
 PROCESSES = [f"flink-{job}" for job in JOBS]
 # What each job reads (its consumer group is `group(job)`, committed at checkpoints), and where its output
 # becomes queryable: the ClickHouse table, and the time its rows' age counts from: the sample's arrival in
@@ -28,12 +28,14 @@ INPUTS = {
     "histograms": [topics.SAMPLES],
     "breakdown": [topics.SAMPLES],
     "tiering": [topics.SAMPLES],
+    "burn_rates": [topics.HISTOGRAMS, topics.BREAKDOWN],
 }
 OUTPUTS = {
     "normalize": ("sanlens.metrics", "arrived_at", "arrival"),
     "histograms": ("sanlens.service_time_hist_10s", "sample_ts", "sample"),
     "breakdown": ("sanlens.path_latency", "window_start", "window start"),
     "tiering": ("sanlens.tier_episodes", "last_window", "window"),
+    "burn_rates": ("sanlens.slo_windows", "window_start", "window start"),
 }
 
 
@@ -48,6 +50,7 @@ def start() -> int:
         procs.require_free(port, f"the Flink REST API of job {job}", "SANLENS_FLINK_REST_PORT")
         # the mini-cluster's own log (Flink's log4j: exceptions, restarts) beside the job's output
         env = {**config.tool_env(), "FLINK_LOG_DIR": str(jvm_log_dir(job))}
+        env["JVM_ARGS"] = env["JVM_ARGS"].replace("-Xmx640m", f"-Xmx{HEAP.get(job, '640m')}")
         argv = [sys.executable, str(config.ROOT / "flink-jobs" / job / "job.py"), "--rest-port", str(port)]
         pids.append(procs.start(PROCESSES[i], argv, env))
     return pids[0]

@@ -6,8 +6,9 @@ import java.util.List;
 
 /**
  * Multiwindow, multi-burn-rate alerts of one SLO on one entity (README.md), from its good and total I/Os window
- * by window. Pure logic over a Budget; the process table function runs it as Flink state. An entity's windows
- * arrive in order; a window older than the minute being gathered is ignored.
+ * by window. Pure logic over a Budget and its Rings; the process table function runs it as Flink state. An
+ * entity's windows arrive in order; a window of a minute already evaluated counts in the minute being gathered
+ * (no I/O is lost; it shifts by the time it came late).
  *
  * At the end of every minute: each window's error ratio (bad / total I/Os of the minutes it covers that have
  * data: a window longer than the data so far covers the data) over the budget (1 - objective) is its burn
@@ -17,7 +18,7 @@ import java.util.List;
  */
 public final class BurnRates {
     public static final int[] WINDOWS_S = {300, 1800, 3600, 7200, 21600, 86400, 259200};
-    private static final int RING = 259200 / 60; // minutes of the longest window
+    static final int RING = 259200 / 60; // minutes of the longest window
 
     public final String[] severities; // distinct, in the order of the rules
     private final String[] ruleSeverity;
@@ -51,14 +52,14 @@ public final class BurnRates {
     }
 
     /** The entity's good and total I/Os in one window (epoch ms): the alerts of the minutes it closes, if any. */
-    public SloAlert[] add(Budget b, long windowMs, double good, double total, double objective) {
+    public SloAlert[] add(Budget b, Rings r, long windowMs, double good, double total, double objective) {
         long minute = Math.floorDiv(windowMs, 60_000L);
-        if (b.minute != null && minute < b.minute) return new SloAlert[0];
+        if (b.minute != null && minute < b.minute) minute = b.minute; // late: it counts in the minute gathered
         SloAlert[] out = new SloAlert[0];
         if (b.minute != null && minute > b.minute) {
             long gap = Math.min(minute - b.minute, RING + 1);
-            for (long m = 0; m < gap; m++) close(b, b.minute + m);
-            out = evaluate(b, objective, (b.minute + 1) * 60_000L);
+            for (long m = 0; m < gap; m++) close(b, r, b.minute + m);
+            out = evaluate(b, r, objective, (b.minute + 1) * 60_000L);
             b.minuteGood = 0;
             b.minuteTotal = 0;
         }
@@ -68,12 +69,8 @@ public final class BurnRates {
         return out;
     }
 
-    private void close(Budget b, long minute) {
-        if (b.minuteGoodRing.length == 0) {
-            b.minuteGoodRing = new double[RING];
-            b.minuteTotalRing = new double[RING];
-            b.dayGoodRing = new double[periodDays];
-            b.dayTotalRing = new double[periodDays];
+    private void close(Budget b, Rings r, long minute) {
+        if (b.firing.length == 0) {
             b.firing = new boolean[severities.length];
             b.day = Math.floorDiv(minute, 1440L);
         }
@@ -81,14 +78,12 @@ public final class BurnRates {
         b.cumTotal += b.minuteTotal;
         b.minuteGood = 0; // a gap's minutes add nothing
         b.minuteTotal = 0;
-        b.minuteGoodRing[b.minuteNext] = b.cumGood;
-        b.minuteTotalRing[b.minuteNext] = b.cumTotal;
+        r.minute(b.minuteNext, b.cumGood, b.cumTotal);
         b.minuteNext = (b.minuteNext + 1) % RING;
         b.minutes++;
         long day = Math.floorDiv(minute + 1, 1440L); // the day the next minute starts
         if (day > b.day) {
-            b.dayGoodRing[b.dayNext] = b.cumGood;
-            b.dayTotalRing[b.dayNext] = b.cumTotal;
+            r.day(b.dayNext, b.cumGood, b.cumTotal);
             b.dayNext = (b.dayNext + 1) % periodDays;
             b.days++;
             b.day = day;
@@ -96,37 +91,37 @@ public final class BurnRates {
     }
 
     /** Good and total I/Os of the last `minutes` closed minutes (all of them if there are fewer). */
-    private static double[] lastMinutes(Budget b, int minutes) {
+    private static double[] lastMinutes(Budget b, Rings r, int minutes) {
         if (b.minutes <= minutes) return new double[] {b.cumGood, b.cumTotal};
-        int at = Math.floorMod(b.minuteNext - 1 - minutes, RING); // the cumulative just before the window
-        return new double[] {b.cumGood - b.minuteGoodRing[at], b.cumTotal - b.minuteTotalRing[at]};
+        double[] before = r.minute(Math.floorMod(b.minuteNext - 1 - minutes, RING)); // just before the window
+        return new double[] {b.cumGood - before[0], b.cumTotal - before[1]};
     }
 
-    private double[] period(Budget b) {
+    private double[] period(Budget b, Rings r) {
         if (b.days < periodDays) return new double[] {b.cumGood, b.cumTotal};
-        int at = b.dayNext; // the oldest day boundary kept: the period's start
-        return new double[] {b.cumGood - b.dayGoodRing[at], b.cumTotal - b.dayTotalRing[at]};
+        double[] start = r.day(b.dayNext); // the oldest day boundary kept: the period's start
+        return new double[] {b.cumGood - start[0], b.cumTotal - start[1]};
     }
 
-    public double[] burnRates(Budget b, double objective) {
+    public double[] burnRates(Budget b, Rings r, double objective) {
         double[] rates = new double[WINDOWS_S.length];
         for (int w = 0; w < WINDOWS_S.length; w++) {
-            double[] gt = lastMinutes(b, WINDOWS_S[w] / 60);
+            double[] gt = lastMinutes(b, r, WINDOWS_S[w] / 60);
             rates[w] = gt[1] > 0 ? (1 - gt[0] / gt[1]) / (1 - objective) : 0;
         }
         return rates;
     }
 
-    private SloAlert[] evaluate(Budget b, double objective, long at) {
-        double[] rates = burnRates(b, objective);
-        double[] p = period(b);
+    private SloAlert[] evaluate(Budget b, Rings r, double objective, long at) {
+        double[] rates = burnRates(b, r, objective);
+        double[] p = period(b, r);
         double budgetLeft = p[1] > 0 ? 1 - (p[1] - p[0]) / ((1 - objective) * p[1]) : 1;
         List<SloAlert> out = new ArrayList<>();
         for (int s = 0; s < severities.length; s++) {
             boolean fires = false;
-            for (int r = 0; r < ruleSeverity.length; r++) {
-                fires |= ruleSeverity[r].equals(severities[s])
-                        && rates[ruleLong[r]] >= ruleRate[r] && rates[ruleShort[r]] >= ruleRate[r];
+            for (int rule = 0; rule < ruleSeverity.length; rule++) {
+                fires |= ruleSeverity[rule].equals(severities[s])
+                        && rates[ruleLong[rule]] >= ruleRate[rule] && rates[ruleShort[rule]] >= ruleRate[rule];
             }
             if (fires || b.firing[s]) {
                 out.add(new SloAlert(severities[s], fires ? "firing" : "resolved", at, Arrays.copyOf(rates,

@@ -1,0 +1,82 @@
+"""Alertmanager with the project's config (slo/alertmanager/alertmanager.yml): SLO alerts are grouped by slo,
+entity and severity and routed by severity to the webhook; the real binary takes the rendered config, and a
+posted alert reaches a webhook receiver once, with its labels."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from datetime import UTC, datetime
+
+import yaml
+
+from sanlensctl import install
+from sanlensctl.components import alertmanager as component
+from tests.support import ROOT, wait_until
+
+
+def test_the_rendered_config_routes_by_severity_to_the_webhook(tmp_path):
+    source = component.CONFIG.read_text()
+    doc = yaml.safe_load(component.render(tmp_path / "am.yml", "http://127.0.0.1:1234/hook").read_text())
+    assert component.CONFIG.read_text() == source  # slo/ stays the one source
+    route = doc["route"]
+    assert route["group_by"] == ["slo", "entity", "severity"]
+    by_severity = {r["matchers"][0].split('"')[1]: r for r in route["routes"]}
+    assert {s: r["receiver"] for s, r in by_severity.items()} == {"page": "page", "ticket": "ticket"}
+    assert route["receiver"] == "ticket"  # an alert without a known severity is not dropped, and does not page
+    receivers = {r["name"]: r for r in doc["receivers"]}
+    for name in ("page", "ticket"):
+        assert [w["url"] for w in receivers[name]["webhook_configs"]] == ["http://127.0.0.1:1234/hook"]
+        assert receivers[name]["webhook_configs"][0]["send_resolved"] is True
+    assert by_severity["page"]["group_wait"] == "10s" and route["group_wait"] == "1m"
+    assert "--cluster.listen-address=" in component.argv(tmp_path / "am.yml", tmp_path, 1)  # no gossip on 9094
+
+
+def test_docker_compose_runs_the_same_version_and_config():
+    service = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["alertmanager"]
+    assert service["image"] == f"prom/alertmanager:v{install.ALERTMANAGER_VERSION}"
+    assert "./slo/alertmanager/alertmanager.yml:/etc/sanlens/alertmanager.yml:ro" in service["volumes"]
+    default = {
+        w["url"] for r in yaml.safe_load(component.CONFIG.read_text())["receivers"] for w in r["webhook_configs"]
+    }
+    [url] = default  # the url that compose's sed replaces with SANLENS_ALERT_WEBHOOK_URL
+    assert f'sed "s|{url}|$$SANLENS_ALERT_WEBHOOK_URL|" /etc/sanlens/alertmanager.yml' in service["command"][0]
+    assert "--cluster.listen-address=" in service["command"][0]
+
+
+def post(url: str, alerts: list[dict]) -> None:
+    request = urllib.request.Request(
+        f"{url}/api/v2/alerts", json.dumps(alerts).encode(), {"Content-Type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=5) as resp:
+        assert resp.status == 200
+
+
+def alert(severity: str, entity: str = "host-1:disk-1") -> dict:
+    return {
+        "labels": {"alertname": "LatencySLOBurn", "slo": "flash-reads", "entity": entity, "severity": severity},
+        "annotations": {"summary": f"flash-reads burning on {entity}"},
+        "startsAt": datetime.now(UTC).isoformat(),
+        "generatorURL": "http://127.0.0.1/sanlens/slo/flash-reads",
+    }
+
+
+def test_a_page_reaches_the_webhook_once_with_its_labels_and_holds_back_the_ticket(alertmanager):
+    page, ticket = alert("page"), alert("ticket")
+    post(alertmanager.url, [page, ticket])
+    with urllib.request.urlopen(f"{alertmanager.url}/api/v2/alerts", timeout=5) as resp:
+        held = {a["labels"]["severity"]: a for a in json.load(resp)}
+    assert held["page"]["labels"] == page["labels"] and held["page"]["status"]["state"] == "active"
+    assert held["ticket"]["status"]["state"] == "suppressed" and held["ticket"]["status"]["inhibitedBy"]
+
+    wait_until(lambda: alertmanager.notifications, 40, "the page at the webhook (group_wait 10 s)")
+    post(alertmanager.url, [page])  # re-posted while it fires, as a rule evaluator does: no second page
+    time.sleep(5)
+    assert len(alertmanager.notifications) == 1, alertmanager.notifications
+    notification = alertmanager.notifications[0]
+    assert notification["receiver"] == "page" and notification["status"] == "firing"
+    assert notification["groupLabels"] == {"slo": "flash-reads", "entity": "host-1:disk-1", "severity": "page"}
+    [sent] = notification["alerts"]
+    assert sent["labels"] == page["labels"] and sent["annotations"] == page["annotations"]
+    assert sent["generatorURL"] == page["generatorURL"]
