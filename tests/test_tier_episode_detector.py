@@ -119,19 +119,7 @@ def test_a_falling_share_is_an_episode_down(java):
 
 
 def test_a_window_that_comes_too_late_is_ignored(java):
-    e = Episodes()
-    d = java.EpisodeDetector(
-        W,
-        e.history_windows,
-        e.warmup_windows,
-        e.slack,
-        e.threshold_noise,
-        e.noise_floor,
-        e.min_shift,
-        e.settle_windows,
-        e.settle_noise,
-        e.rejoin_windows,
-    )
+    d = detector(java)
     tiers = java.Tiers()
     d.add(tiers, window(5), "volume.tier0_bytes", 1.0, "s")
     assert d.add(tiers, window(4), "volume.tier0_bytes", 2.0, "s") is None
