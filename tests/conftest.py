@@ -12,7 +12,7 @@ import pytest
 from sanlensctl import config, db
 from tests.support import Alertmanager, EmbeddedServer, sanlens, wait_until
 
-pytest_plugins = ["tests.breakdown_scenarios"]  # the breakdown's scenarios, shared with the dashboards' tests
+pytest_plugins = ["tests.breakdown_scenarios", "tests.slo_scenario"]  # scenarios shared with the dashboards' tests
 
 # Fixtures that start real components: a test using one (directly or through another fixture) is
 # marked `stack`, so that `./sanlens test -m "not stack"` runs the rest alone, in seconds.

@@ -108,38 +108,84 @@ class EmbeddedServer:
             self.proc.wait(30)
 
 
-class Alertmanager:
-    """The real Alertmanager (.sanlens/bin, built on first use) on a free port, with slo/'s config rendered to
-    notify a webhook receiver of its own: a thread that keeps every notification's JSON in `notifications`."""
+def play_through_telegraf(run, name: str) -> None:
+    """A simulator Run played in (accelerated) real time through the stack's real Telegraf: the arrays' and
+    switches' endpoints served for Telegraf's pollers (a file `name`.conf of its own), the hosts' metrics into
+    its socket listener; Telegraf restarted after, which flushes what it holds."""
+    from ingest.simulator import __main__ as simulator
+    from ingest.simulator.endpoints import Endpoints
+    from sanlensctl.components import telegraf
 
-    def __init__(self, path: Path):
-        self.path, self.port, self.notifications = path, free_port(), []
-        self.proc = self.receiver = self.log = None
+    endpoints = Endpoints(run.fleet, run.truth, run.lock, free_port()).start()
+    pollers = telegraf.POLLERS / f"{name}.conf"
+    pollers.write_text(simulator.telegraf_pollers(run.s, endpoints.base_url, run.s.interval_s / run.speed))
+    try:
+        telegraf.restart()
+        run.realtime(("127.0.0.1", config.TELEGRAF_LISTENER_PORT))
+        time.sleep(3)  # the last poll and flush
+    finally:
+        pollers.unlink()
+        telegraf.restart()
+        endpoints.stop()
+    run.close()
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> Alertmanager:
-        from sanlensctl.components import alertmanager
+class WebhookReceiver:
+    """An HTTP receiver of Alertmanager's webhook notifications on `port` (a free one by default): a thread that
+    keeps every notification's JSON with the wall time it arrived in `received`."""
 
-        received = self.notifications
+    def __init__(self, port: int = 0):
+        received = self.received = []
 
         class Receiver(BaseHTTPRequestHandler):
             def do_POST(self):
-                received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                received.append((json.loads(self.rfile.read(int(self.headers["Content-Length"]))), time.time()))
                 self.send_response(200)
                 self.end_headers()
 
             def log_message(self, *args):
                 pass
 
-        self.receiver = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-        threading.Thread(target=self.receiver.serve_forever, daemon=True).start()
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Receiver)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def notifications(self) -> list[dict]:
+        return [n for n, _ in self.received]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/alerts"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Alertmanager:
+    """The real Alertmanager (.sanlens/bin, built on first use) on a free port, with slo/'s config rendered to
+    notify a webhook receiver of its own (`notifications`: every notification's JSON)."""
+
+    def __init__(self, path: Path):
+        self.path, self.port = path, free_port()
+        self.proc = self.receiver = self.log = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def notifications(self) -> list[dict]:
+        return self.receiver.notifications
+
+    def start(self) -> Alertmanager:
+        from sanlensctl.components import alertmanager
+
+        if self.receiver is None:
+            self.receiver = WebhookReceiver()
         install.alertmanager()
-        webhook = f"http://127.0.0.1:{self.receiver.server_address[1]}/alerts"
-        config_file = alertmanager.render(self.path / "alertmanager.yml", webhook)  # creates the folder
-        self.log = open(self.path / "alertmanager.log", "wb")
+        config_file = alertmanager.render(self.path / "alertmanager.yml", self.receiver.url)  # creates the folder
+        self.log = open(self.path / "alertmanager.log", "ab")
         self.proc = subprocess.Popen(
             alertmanager.argv(config_file, self.path, self.port), stdout=self.log, stderr=subprocess.STDOUT
         )
@@ -147,13 +193,20 @@ class Alertmanager:
         assert self.proc.poll() is None, (self.path / "alertmanager.log").read_text()
         return self
 
+    def kill(self) -> None:
+        """Alertmanager gone (its receiver stays): start() brings it back on the same port and data."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(30)
+        if self.log:
+            self.log.close()
+
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
             self.proc.wait(30)
         if self.receiver:
-            self.receiver.shutdown()
-            self.receiver.server_close()
+            self.receiver.stop()
         if self.log:
             self.log.close()
 

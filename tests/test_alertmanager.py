@@ -5,14 +5,20 @@ posted alert reaches a webhook receiver once, with its labels."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 import urllib.request
+import uuid
 from datetime import UTC, datetime
 
 import yaml
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
 
-from sanlensctl import install
+from sanlensctl import config, install
 from sanlensctl.components import alertmanager as component
+from slo import notifier
 from tests.support import ROOT, wait_until
 
 
@@ -80,3 +86,71 @@ def test_a_page_reaches_the_webhook_once_with_its_labels_and_holds_back_the_tick
     [sent] = notification["alerts"]
     assert sent["labels"] == page["labels"] and sent["annotations"] == page["annotations"]
     assert sent["generatorURL"] == page["generatorURL"]
+
+
+def slo_message(entity: str, state: str) -> dict:
+    """A message of alerts.slo as the burn_rates job writes it."""
+    burn = {f"burn_{w}": 20.0 for w in notifier.WINDOWS}
+    ts = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    labels = {"slo": "flash-reads", "entity": entity, "site": "s1", "severity": "page", "state": state}
+    return {"ts": ts, **labels, **burn, "budget_left": 0.9, "period_good": 999.0, "period_total": 1000.0}
+
+
+def active(alertmanager, entity: str) -> list[dict]:
+    with urllib.request.urlopen(f"{alertmanager.url}/api/v2/alerts", timeout=5) as resp:
+        return [a for a in json.load(resp) if a["labels"]["entity"] == entity]
+
+
+def test_the_notifier_waits_out_alertmanager_down_for_a_minute_and_loses_nothing(stack, alertmanager, tmp_path):
+    """alerts.slo -> the notifier -> Alertmanager -> the webhook: an alert produced while Alertmanager is down
+    reaches it once it is back; re-posts while firing page once; the resolved message ends the alert."""
+    suffix = uuid.uuid4().hex[:8]
+    topic, entity = f"test.alerts.{suffix}", f"host-{suffix}:D:"
+    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(30)
+    producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+
+    def send(state: str) -> None:
+        producer.produce(topic, json.dumps(slo_message(entity, state)).encode(), key=entity.encode())
+        producer.flush(30)
+
+    alertmanager.kill()
+    log = open(tmp_path / "notifier.log", "w+")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"from slo import notifier; notifier.run({config.KAFKA_BOOTSTRAP!r}, "
+            f"{alertmanager.url!r}, {topic!r}, 'test-notifier-{suffix}')",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=ROOT,
+    )
+    try:
+        send("firing")
+        time.sleep(60)
+        assert proc.poll() is None
+        assert "Alertmanager unavailable" in (tmp_path / "notifier.log").read_text()
+        alertmanager.start()
+        wait_until(lambda: active(alertmanager, entity), 30, "the alert posted once Alertmanager is back")
+        send("firing")  # the job re-sends a firing alert every minute
+        page = wait_until(
+            lambda: [n for n in alertmanager.notifications if n["groupLabels"]["entity"] == entity],
+            60,
+            "the page at the webhook",
+        )
+        assert page[0]["status"] == "firing" and page[0]["receiver"] == "page"
+        send("resolved")
+        wait_until(lambda: not active(alertmanager, entity), 30, "the alert resolved")
+        resolved = wait_until(
+            lambda: [n for n in alertmanager.notifications if n["groupLabels"]["entity"] == entity][1:],
+            120,
+            "the resolved notification (the page route's group_interval: 1 min)",
+        )
+        notes = [n for n in alertmanager.notifications if n["groupLabels"]["entity"] == entity]
+        assert [n["status"] for n in notes] == ["firing", "resolved"], notes
+        assert resolved[0]["alerts"][0]["endsAt"].startswith(datetime.now(UTC).strftime("%Y-%m-%d"))
+    finally:
+        proc.kill()
+        log.close()

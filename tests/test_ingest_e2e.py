@@ -4,16 +4,12 @@ loader -> ClickHouse, for a small fleet: every record Telegraf sent is accounted
 from __future__ import annotations
 
 import json
-import time
 import uuid
 
-from ingest.simulator import __main__ as simulator
 from ingest.simulator import scenario as scenario_file
-from ingest.simulator.endpoints import Endpoints
 from ingest.simulator.run import Run
 from sanlensctl import config
-from sanlensctl.components import telegraf
-from tests.support import free_port, wait_until
+from tests.support import play_through_telegraf, wait_until
 
 SCENARIO = """
 name: e2e
@@ -63,18 +59,7 @@ def test_every_record_telegraf_sent_is_loaded_dead_lettered_or_counted_as_droppe
     path.write_text(SCENARIO.format(id=f"t{run_id}", site=site))
     s = scenario_file.load(path)
     run = Run(s, tmp_path / "truth", config.KAFKA_BOOTSTRAP, speed=2.0)
-    endpoints = Endpoints(run.fleet, run.truth, run.lock, free_port()).start()
-    pollers = telegraf.POLLERS / f"e2e-{run_id}.conf"
-    pollers.write_text(simulator.telegraf_pollers(s, endpoints.base_url, s.interval_s / 2.0))
-    try:
-        telegraf.restart()
-        run.realtime(("127.0.0.1", config.TELEGRAF_LISTENER_PORT))
-        time.sleep(3)  # the last poll and flush
-    finally:
-        pollers.unlink()
-        telegraf.restart()  # Telegraf flushes what it holds when stopped
-        endpoints.stop()
-    run.close()
+    play_through_telegraf(run, f"e2e-{run_id}")
     sent = sum(run.truth.records.values())
     assert sent > 300 and set(run.truth.records) >= {
         "win_disk",
