@@ -1,4 +1,6 @@
-"""Writes every dashboard of grafana/ as provisioning JSON into grafana/dashboards/.
+"""Writes every dashboard of grafana/ as provisioning JSON into grafana/dashboards/ and the SLO alert rules.
+
+The alert rules (grafana/slo_alert_rules.py) go to grafana/provisioning/alerting/sanlens-slos.yaml.
 
 .sanlens/venv/bin/python grafana/generate.py [--check]   # --check: fail if a file is out of date
 """
@@ -12,13 +14,14 @@ from pathlib import Path
 
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 
-from grafana import install_base_service_times, where_the_latency_is
+from grafana import install_base_service_times, slo_alert_rules, slos, where_the_latency_is
 
 HERE = Path(__file__).resolve().parent
 
 DASHBOARDS = {
     "install-base-service-times.json": install_base_service_times,
     "where-the-latency-is.json": where_the_latency_is,
+    "slos.json": slos,
 }
 
 
@@ -31,12 +34,14 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="fail if a generated file differs from the code")
     args = ap.parse_args()
     stale = []
-    for name, module in DASHBOARDS.items():
-        path, text = HERE / "dashboards" / name, render(module)
+    files = [(HERE / "dashboards" / name, render(module)) for name, module in DASHBOARDS.items()]
+    files.append((slo_alert_rules.PATH, slo_alert_rules.render()))
+    for path, text in files:
         if args.check:
             if not path.exists() or path.read_text() != text:
-                stale.append(name)
+                stale.append(path.name)
         else:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
             print(f"wrote {path.relative_to(HERE.parent)}")
     if stale:

@@ -2,7 +2,9 @@
 JavaScript inlined) and a PNG per chart (kaleido, through headless Chromium), from the dbt marts and
 the hourly service-time rollups; then where the latency went on the hosts the incidents touched most,
 and the incident list; then the tier migrations: the Tier 0 share of each volume that had one, and what
-each did (sanlens_marts.tier_migration_effects)."""
+each did (sanlens_marts.tier_migration_effects); then the latency SLOs: the error budget left and the attainment
+per SLO and entity over the SLO's period (`./sanlens slo`'s query), and the history of their alerts (the SLO
+dashboard's episodes of sanlens.slo_alerts)."""
 
 from __future__ import annotations
 
@@ -12,10 +14,12 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
+from grafana.slos import episodes
 from grafana.where_the_latency_is import tier0_shares
 from ingest import buckets
-from sanlensctl import db
+from sanlensctl import db, slos
 from sanlensctl.errors import SanlensError
+from slo import definitions
 
 FAST = "share of I/Os <= 0.125 ms"
 
@@ -143,9 +147,80 @@ def incident_table(client) -> str:
     if not rows:
         return "<p>No incident: no contributor's part stayed above its baseline on any path.</p>"
     head = ["contributor", "component", "site", "started (UTC)", "ended", "excess µs", "severity", "paths"]
-    cells = [[*r[:4], r[4] if r[4] is not None else "open", *r[5:]] for r in rows]
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in cells)
+    return html_table(head, [[*r[:4], r[4] if r[4] is not None else "open", *r[5:]] for r in rows])
+
+
+def html_table(head: list[str], rows: list[list]) -> str:
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
     return "<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + f"</tr></thead><tbody>{body}</tbody></table>"
+
+
+NO_SLO_WINDOWS = (
+    "<p>No SLO windows yet: the burn_rates job has judged no I/O against the SLOs over their period (or "
+    "sanlens_marts.slo_compliance is not built: ./sanlens dbt build).</p>"
+)
+
+
+def slo_budgets(client, period_days: float, top: int) -> dict[str, list[dict]]:
+    """Per SLO, its `top` entities with the least error budget left over the period, as `./sanlens slo` shows them
+    (sanlens_marts.slo_compliance); empty when the view is not built or holds no window."""
+    if not client.command("EXISTS TABLE sanlens_marts.slo_compliance"):
+        return {}
+    rows = client.query(slos.QUERY, parameters={"days": round(period_days), "limit": top}).named_results()
+    budgets: dict[str, list[dict]] = {}
+    for r in rows:
+        budgets.setdefault(r["slo"], []).append(r)
+    return budgets
+
+
+def slo_budget(slo: definitions.Slo, period_days: float, rows: list[dict]) -> go.Figure:
+    """The SLO's entities by error budget left over the period (least at the top, red where it is overspent; a bar
+    below -100 % stops there, its text says how far it went), each with its attainment and the alerts firing."""
+    fig = go.Figure(
+        go.Bar(
+            orientation="h",
+            y=[f"{r['entity']} ({r['attainment']:.3%})" for r in rows],
+            x=[max(r["budget_left"], -1) for r in rows],
+            marker_color=["crimson" if r["budget_left"] < 0 else "seagreen" for r in rows],
+            text=[f"{r['budget_left']:,.1%}" + (f", {r['firing']} firing" if r["firing"] else "") for r in rows],
+            textposition="auto",
+            hovertext=[f"{r['ios']:,.0f} I/Os" for r in rows],
+        )
+    )
+    fig.add_vline(x=0, line_dash="dash")
+    fig.update_layout(
+        title=f"Latency SLO {slo.name}: error budget left per entity over the last {period_days:g} days<br>"
+        f"<sup>{html.escape(slo.description)}; objective {slo.objective:.2%}, each entity's attainment in "
+        "brackets</sup>",
+        xaxis_title="share of the error budget left (below 0: overspent)",
+        xaxis_tickformat=".0%",
+        xaxis_range=[-1.05, 1.05],
+        yaxis_autorange="reversed",
+        height=max(350, 28 * len(rows) + 170),
+        margin={"l": 300},
+    )
+    return fig
+
+
+def slo_alert_table(client) -> str:
+    """The SLO alerts' episodes, firing ones first, then the most recent."""
+    rows = client.query(
+        f"SELECT slo, entity, site, severity, started_at, resolved_at, "
+        f"{', '.join(f'peak_burn_{w}' for w in definitions.WINDOWS)}, budget_left FROM {episodes('1')} "
+        "ORDER BY resolved_at IS NULL DESC, started_at DESC LIMIT 100"
+    ).result_rows
+    if not rows:
+        return "<p>No SLO alert has fired: no entity burnt its error budget fast enough for a page or a ticket.</p>"
+    peaks = [f"peak burn {w}" for w in definitions.WINDOWS]
+    return html_table(
+        ["SLO", "entity", "site", "severity", "fired (UTC)", "resolved", *peaks, "period budget left"],
+        [
+            [*r[:4], f"{r[4]:%Y-%m-%d %H:%M}", "firing" if r[5] is None else f"{r[5]:%Y-%m-%d %H:%M}"]
+            + [f"{b:.1f}" for b in r[6:-1]]
+            + [f"{r[-1]:.1%}"]
+            for r in rows
+        ],
+    )
 
 
 WINDOW_S = 10  # the arrays' collection interval: one Tier 0 share per volume and window
@@ -272,9 +347,19 @@ def write(out: Path, top: int = 20, hosts: int = 4) -> int:
     }
     if tiering and client.command("SELECT count() FROM sanlens_marts.tier_migration_effects"):
         tiering["tier-migration-effects"] = tier_effects(client)
+    try:
+        slo_file = definitions.load()
+    except definitions.SloFileError as exc:
+        raise SanlensError(str(exc)) from None
+    budgets = slo_budgets(client, slo_file.period_days, top)
+    latency_slos = {
+        f"slo-{s.name}": slo_budget(s, slo_file.period_days, budgets[s.name])
+        for s in slo_file.slos
+        if s.name in budgets
+    }
     out.mkdir(parents=True, exist_ok=True)
     sections = {}
-    for i, (name, fig) in enumerate({**charts, **tiering}.items()):
+    for i, (name, fig) in enumerate({**charts, **tiering, **latency_slos}.items()):
         fig.update_layout(template="plotly_white", width=1100)
         fig.write_image(out / f"{name}.png", scale=1)
         sections[name] = (
@@ -305,6 +390,14 @@ the last window at the old Tier 0 share (shaded from there) to the window where 
 settled one did on each host with a path to the volume compares means over matched periods before and after
 it settled; the interval is a 95% moving-block bootstrap interval of the change.</p>
 {"".join(sections[name] for name in tiering) or no_tiering}
+<h2>Latency SLOs</h2>
+<p>Each SLO of the SLO file (slo/slos.yaml unless SANLENS_SLOS names another): per entity, the least first, the
+share of the error budget (1 - objective of the I/Os) its I/Os of the last {slo_file.period_days:g} days left
+unspent, and the attainment (the share of I/Os within the threshold), as <code>./sanlens slo</code> shows them.
+Then the alerts: each episode of a severity on an entity, from its first firing minute to when it resolved, with
+the highest burn rate of each window while it fired (1 spends the budget in exactly the period).</p>
+{"".join(sections[name] for name in latency_slos) or NO_SLO_WINDOWS}
+{slo_alert_table(client) if latency_slos else ""}
 </body></html>
 """
     (out / "index.html").write_text(page)

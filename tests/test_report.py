@@ -9,6 +9,7 @@ import subprocess
 
 from PIL import Image, ImageStat
 
+from sanlensctl.report import NO_SLO_WINDOWS
 from tests.support import sanlens
 from tests.test_tiering import effects_of
 
@@ -18,6 +19,7 @@ TITLES = [
     "Upgrade effect: change in the share of I/Os",
     "volumes by p99 write service time",
     "Tier migration effects: change after - before",
+    "error budget left per entity over the last",  # a latency SLO's chart
 ]
 CHROMIUM_FLAGS = [
     "--headless",
@@ -54,7 +56,8 @@ def test_report_renders_in_headless_chromium(rollout, breakdown_played, demo_pla
     """With the rollout's install base, the breakdown scenario's incidents and the demo's auto-tiering: the
     install-base charts, a breakdown chart for each of the two hosts the incidents touched (a slow drain, an
     HBA saturation), the incident list, the Tier 0 share of each volume with a tier migration (the demo's
-    among them) and what the migrations did."""
+    among them) and what the migrations did; and the latency SLOs of the all-flash paths these scenarios
+    played (the burn_rates job judges every path): the error budget left per SLO and entity, and the alerts."""
     assert sanlens("dbt", "build", "--select", "+latency_breakdown", "+latency_incidents").returncode == 0
     (episode,), _ = effects_of(ch, demo_played.scenario, demo_played.run, demo_played.sites)
     out = tmp_path / "report"
@@ -65,7 +68,9 @@ def test_report_renders_in_headless_chromium(rollout, breakdown_played, demo_pla
     pngs = sorted(out.glob("*.png"))
     names = [p.stem for p in pngs]
     tiering = [n for n in names if n.startswith("tier-")]
-    assert len(pngs) == 6 + len(tiering) and all(not_blank(p) for p in pngs)
+    latency_slos = [n for n in names if n.startswith("slo-")]
+    assert len(pngs) == 6 + len(tiering) + len(latency_slos) and all(not_blank(p) for p in pngs)
+    assert {"slo-flash-reads", "slo-flash-writes"} <= set(latency_slos)
     assert len([n for n in names if n.startswith("breakdown-")]) == 2
     assert {f"tier-share-{episode['array']}-{episode['volume']}", "tier-migration-effects"} <= set(tiering)
 
@@ -77,6 +82,8 @@ def test_report_renders_in_headless_chromium(rollout, breakdown_played, demo_pla
     assert len(re.findall(r"Where the latency of [^<]+ goes, per minute", dom.stdout)) >= 2
     assert "<h2>Incidents</h2>" in dom.stdout and "fabric</td>" in dom.stdout
     assert f"Tier 0 share of {episode['array']} / {episode['volume']}, its tier migrations shaded" in dom.stdout
+    assert "<h2>Latency SLOs</h2>" in dom.stdout and NO_SLO_WINDOWS not in dom.stdout
+    assert "<th>peak burn 1h</th>" in dom.stdout or "No SLO alert has fired" in dom.stdout  # the alert history
 
     shot = tmp_path / "page.png"
     chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,2400", (out / "index.html").as_uri())
