@@ -19,12 +19,12 @@ COMMANDS = {
     "up": "start the local stack in the background, wait until healthy, print the endpoints",
     "status": "health of each component (--json for one JSON object)",
     "down": "stop every process of the stack by PID (--purge also deletes its data)",
-    "logs": "print a component's log (kafka, clickhouse, flink-normalize, loader, telegraf, alertmanager)",
+    "logs": "print a component's log (kafka, clickhouse, flink-normalize, loader, telegraf, alertmanager, supervisor)",
     "migrate": "apply ClickHouse schema migrations (clickhouse/migrations/)",
     "sql": "run a query on ClickHouse and print the result",
     "dbt": "run dbt on the project in dbt/ with the local profile, e.g. ./sanlens dbt build",
     "demo": "the main job: bring the stack up and run the pipeline on a simulated fleet",
-    "report": "write the report (install base, latency, incidents, tier migrations): HTML and a PNG per chart",
+    "report": "write the report (install base, latency, incidents, tier migrations, SLOs): HTML and a PNG per chart",
     "explain": "where a host's I/O time goes per path and direction: measured, each part and its share",
     "slo": "each latency SLO's attainment and error budget left per entity over its period, and what fires",
     "test": "lint, then run the test suite on a stack of its own (--keep keeps its data; other arguments go to pytest)",
@@ -135,9 +135,14 @@ def cmd_status(args) -> int:
 def print_status(report: dict) -> None:
     for name, c in report.items():
         state = "healthy" if c["healthy"] else ("UNHEALTHY" if c["pid"] else "stopped")
+        state = {"restarting": "restarting", "failing": "FAILING"}.get(c.get("supervision"), state)
+        detail = c["detail"]
+        if c.get("last_exit"):
+            e = c["last_exit"]
+            detail += f" [restarts {c['restarts']}, last exit {e['time']} {e['process']}: {e['status']}]"
         print(
             f"{name:<12} {state:<10} pid {str(c['pid'] or '-'):<8} port {str(c['port'] or '-'):<6} "
-            f"{c['version'] or '':<10} {c['detail']}"
+            f"{c['version'] or '':<10} {detail}"
         )
 
 

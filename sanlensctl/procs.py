@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -42,12 +43,25 @@ def pid_of(name: str) -> int | None:
     try:
         pid_text, cmd = pid_file(name).read_text().split("\n", 1)
         pid = int(pid_text)
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+        running = cmdline(pid)
     except (OSError, ValueError):
         return None
-    if _zombie(pid) or cmdline != cmd.strip():
+    if _zombie(pid) or running != cmd.strip():
         return None
     return pid
+
+
+def cmdline(pid: int) -> str:
+    """The process's command line, its arguments joined by spaces; empty in the moment a process execs."""
+    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+
+
+def recorded_pid(name: str) -> int | None:
+    """The PID the pid file names, whether that process is alive or not; None without a pid file."""
+    try:
+        return int(pid_file(name).read_text().split("\n", 1)[0])
+    except (OSError, ValueError):
+        return None
 
 
 def _zombie(pid: int) -> bool:
@@ -82,6 +96,14 @@ def stop(name: str, timeout: float = 20.0) -> bool:
         time.sleep(0.2)
     _signal_group(pid, signal.SIGKILL)  # the whole group: also children that outlived their parent
     return True
+
+
+def kill_leftovers(pid: int) -> None:
+    """SIGKILL what is left of the process group of `pid`, a process that is gone: its children (a Flink job's
+    JVM) would hold its port. Nothing is signalled while `pid` is alive: then the PID was reused."""
+    if not alive(pid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
 
 
 def _signal_group(pid: int, sig: int) -> None:
@@ -126,7 +148,16 @@ def wait_for(check, timeout: float, what: str, pid: int | None = None, log: Path
 
 
 def _last_line(log: Path | None) -> str:
-    if not log or not log.exists():
-        return ""
-    lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
-    return f" (last line: {lines[-1][:200]})" if lines else ""
+    lines = tail(log, 1) if log else []
+    return f" (last line: {lines[0][:200]})" if lines else ""
+
+
+def tail(log: Path, n: int) -> list[str]:
+    """The last `n` non-empty lines of a log (read from its last 64 KiB)."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - 65536))
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return []
+    return [line for line in text.splitlines() if line.strip()][-n:]

@@ -1,4 +1,5 @@
-"""The local stack's lifecycle: up (in dependency order, health-checked), status, down (by PID)."""
+"""The local stack's lifecycle: up (in dependency order, health-checked, the supervisor last), status, down
+(by PID, the supervisor first: it restarts a process that dies, see supervisor.py)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ import shutil
 import sys
 import time
 
-from sanlensctl import config, install, migrate, procs, topics
+from sanlensctl import config, install, migrate, procs, supervisor, topics
 from sanlensctl.components import alertmanager, clickhouse, flink, kafka, loader, notifier, telegraf
 from sanlensctl.errors import SanlensError
 from slo import definitions
 
-COMPONENTS = [clickhouse, kafka, flink, loader, telegraf, alertmanager, notifier]  # start order; stopped in reverse
+# start order; stopped in reverse
+COMPONENTS = [clickhouse, kafka, flink, loader, telegraf, alertmanager, notifier, supervisor]
 # Flink starts a mini-cluster JVM per job, all at once: on 2 cores beside a running stack that took over 120 s.
 STARTUP_TIMEOUT = {
     "clickhouse": 60,
@@ -21,6 +23,7 @@ STARTUP_TIMEOUT = {
     "telegraf": 60,
     "alertmanager": 30,
     "notifier": 60,
+    "supervisor": 30,
 }
 
 
@@ -96,6 +99,7 @@ def status() -> dict:
             except Exception as exc:  # an unhealthy component is reported, not raised
                 entry.update(healthy=False, detail=f"running, probe failed: {str(exc).splitlines()[0][:200]}")
         report[component.NAME] = entry
+    supervisor.annotate(report)  # restarts, last exit; a component that keeps dying is unhealthy
     return report
 
 

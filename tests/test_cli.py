@@ -92,15 +92,17 @@ def test_up_status_down_leave_no_process_and_no_port(isolated):
     assert out.returncode == 0, out.stdout + out.stderr
     report = json.loads(sanlens("status", "--json", env=isolated).stdout)
     assert all(
-        report[c]["healthy"] for c in ("kafka", "clickhouse", "flink", "telegraf", "alertmanager", "notifier")
+        report[c]["healthy"]
+        for c in ("kafka", "clickhouse", "flink", "telegraf", "alertmanager", "notifier", "supervisor")
     ), report
+    assert all(report[c]["restarts"] == 0 and report[c]["last_exit"] is None for c in report), report
     pids = [int(p.read_text().split()[0]) for p in run.glob("*.pid")]
     ports = [int(v) for k, v in isolated.items() if k.endswith("_PORT")]
     ports += [int(isolated["SANLENS_FLINK_REST_PORT"]) + i for i in range(1, len(flink.JOBS))]  # the other jobs' REST
     assert report["kafka"]["port"] == int(isolated["SANLENS_KAFKA_PORT"])
     assert report["alertmanager"]["port"] == int(isolated["SANLENS_ALERTMANAGER_PORT"])
     expected = sum(len(component.PROCESSES) for component in stack.COMPONENTS)  # one per Flink job
-    assert len(pids) == expected == 6 + len(flink.JOBS) and all(procs.alive(p) for p in pids)
+    assert len(pids) == expected == 7 + len(flink.JOBS) and all(procs.alive(p) for p in pids)  # and the supervisor
     again = sanlens("up", env=isolated, timeout=120)  # idempotent: nothing new started
     assert again.returncode == 0 and "already running" in again.stderr
     assert sanlens("down", env=isolated).returncode == 0

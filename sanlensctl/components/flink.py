@@ -44,16 +44,19 @@ def group(job: str) -> str:
 
 
 def start() -> int:
-    pids = []
-    for i, job in enumerate(JOBS):
-        port = config.FLINK_REST_PORT + i
-        procs.require_free(port, f"the Flink REST API of job {job}", "SANLENS_FLINK_REST_PORT")
-        # the mini-cluster's own log (Flink's log4j: exceptions, restarts) beside the job's output
-        env = {**config.tool_env(), "FLINK_LOG_DIR": str(jvm_log_dir(job))}
-        env["JVM_ARGS"] = env["JVM_ARGS"].replace("-Xmx640m", f"-Xmx{HEAP.get(job, '640m')}")
-        argv = [sys.executable, str(config.ROOT / "flink-jobs" / job / "job.py"), "--rest-port", str(port)]
-        pids.append(procs.start(PROCESSES[i], argv, env))
-    return pids[0]
+    return [start_process(name) for name in PROCESSES][0]
+
+
+def start_process(name: str) -> int:
+    """One job's process (the supervisor restarts a job alone)."""
+    i = PROCESSES.index(name)
+    job, port = JOBS[i], config.FLINK_REST_PORT + i
+    procs.require_free(port, f"the Flink REST API of job {job}", "SANLENS_FLINK_REST_PORT")
+    # the mini-cluster's own log (Flink's log4j: exceptions, restarts) beside the job's output
+    env = {**config.tool_env(), "FLINK_LOG_DIR": str(jvm_log_dir(job))}
+    env["JVM_ARGS"] = env["JVM_ARGS"].replace("-Xmx640m", f"-Xmx{HEAP.get(job, '640m')}")
+    argv = [sys.executable, str(config.ROOT / "flink-jobs" / job / "job.py"), "--rest-port", str(port)]
+    return procs.start(name, argv, env)
 
 
 def jvm_log_dir(job: str):
