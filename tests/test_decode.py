@@ -134,6 +134,9 @@ BAD = {
     '"fields":{"Disk_Reads_persec":Infinity}}',
     "negative value": win_disk(Disk_Reads_persec=-5),
     "beyond physical bounds": win_disk(**{"Avg._Disk_sec/Read": 120.0}),
+    "bad tag": {**win_disk(Disk_Reads_persec=1), "tags": {"host": 5}},
+    "duplicate key": f'{{"name":"win_disk","timestamp":{NOW},"tags":{{}},"fields":{{"Disk_Reads_persec":1,'
+    '"Disk_Reads_persec":-1}}',
 }
 
 
@@ -161,3 +164,56 @@ def test_details_say_which_field_and_by_how_much(decoded):
     assert decoded(win_disk(Disk_Reads_persec=-0.00001234)).detail == "Disk_Reads_persec = -1.234e-05"
     assert decoded(win_disk(Disk_Reads_persec=True)).reason == "non-numeric value"
     assert decoded(json.dumps(win_disk(Disk_Reads_persec=1)) + " trailing").reason == "not JSON"
+
+
+@pytest.mark.parametrize(
+    "value, detail",
+    [
+        (5, "host is number, not a string"),
+        (True, "host is boolean, not a string"),
+        (None, "host is null, not a string"),
+        (["a"], "host is array, not a string"),
+        ({"a": "b"}, "host is object, not a string"),
+        ("h" * 4097, "host: longer than 4096 characters"),
+    ],
+)
+def test_a_tag_is_a_string_of_at_most_4096_characters(decoded, value, detail):
+    """An entity's value goes into each of the record's samples: a tag that is not a string is refused rather than
+    written as its JSON, and one near the broker's size limit rather than failing the samples' sink."""
+    d = decoded({**win_disk(Disk_Reads_persec=1), "tags": {"site": "s", "host": value}})
+    assert (d.outcome, d.reason, d.detail) == (DEAD, "bad tag", detail)
+    assert decoded({**win_disk(Disk_Reads_persec=1), "tags": {"h" * 4097: "x"}}).reason == "bad tag"
+    assert decoded({**win_disk(Disk_Reads_persec=1), "tags": {"host": "h" * 4096}}).outcome == DECODED
+
+
+def test_a_name_twice_in_one_object_is_refused_whichever_object(decoded):
+    assert decoded(BAD["duplicate key"]).detail == "Duplicate field 'Disk_Reads_persec'"
+    record = json.dumps(win_disk(Disk_Reads_persec=1))
+    for twice in (
+        record.replace('"tags": {', '"tags": {"host": "a", '),
+        record.replace('{"name"', '{"timestamp": 1, "name"', 1),
+        record.replace('"fields": {', '"fields": {"x": {"a": 1, "a": 2}, '),
+    ):
+        assert decoded(twice).reason == "duplicate key", twice
+
+
+def test_a_cumulative_field_beyond_a_64_bit_counter_is_refused_not_made_infinite(decoded):
+    """2.5 us ticks of 1e308 were an infinite sample; no counter reaches 2^64."""
+    port = {"name": "brocade_fc_port", "timestamp": NOW, "tags": {}, "fields": {"bb-credit-zero": 1e308}}
+    assert (decoded(port).reason, decoded(port).detail) == (
+        "beyond physical bounds",
+        "bb-credit-zero = 1e+308 > 1.84467e+19",
+    )
+    assert decoded({**port, "fields": {"bb-credit-zero": 2**64 - 1}}).outcome == DECODED
+
+
+def test_a_dead_letter_carries_the_first_100000_characters_of_its_payload():
+    """Escaped as JSON, a payload near the broker's limit grows up to six times: whole, it was too large for the
+    dead-letter sink, which failed the job at every restart."""
+    cut = java_functions().normalize.NormalizeRecords.deadLetter
+    assert list(cut("x" * 100_000, "why")) == ["x" * 100_000, "why"]
+    payload, detail = cut("\x01" * 1_000_000, "")
+    assert (len(payload), detail) == (100_000, "payload cut to its first 100,000 of 1,000,000 characters")
+    payload, detail = cut("x" * 99_999 + "\U0001f600" * 10, "why")  # not between the halves of a surrogate pair
+    assert (len(payload), detail) == (99_999, "why; payload cut to its first 99,999 of 100,019 characters")
+    assert list(cut(None, "")) == [None, ""]

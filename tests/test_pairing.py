@@ -49,6 +49,7 @@ def test_a_histogram_bucket_becomes_the_delta(java):
         ("ratio", 20_000, 9, 4, (10_000, 8, 5.0), "counter reset"),
         ("ratio", 20_000, 9, 5, (10_000, 8, 5.0), "no I/O in interval"),
         ("histogram", 20_000, 40, None, (10_000, 40, None), "no I/O in bucket"),
+        ("ratio", 20_000, 1_000, 5e-324, (10_000, 0, 0.0), "non-finite value"),  # fractional counts: infinite
     ],
 )
 def test_what_cannot_be_paired_is_dropped_with_its_reason(java, kind, ts, num, den, prev, reason):

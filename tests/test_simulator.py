@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -141,3 +143,50 @@ def test_backfill_records_have_the_shape_telegraf_gives_the_served_documents(tmp
         shape(*m) for m in formats.polled_metrics(fleet)
     )
     assert {m["timestamp"] for m in polled} == {int(fleet.t)}  # the sample time, not the poll time
+
+
+@pytest.mark.parametrize("fault", ["http_500", "truncated", "missing_volume"])
+def test_an_api_fault_makes_an_array_answer_wrong_while_it_lasts(tmp_path, fault):
+    s = scenario.load(DEMO)
+    s.events.append({"type": "api_fault", "at": 10, "until": 20, "array": "acme-af1", "fault": fault})
+    fleet, truth = play(s, 1, tmp_path)
+    endpoints = Endpoints(fleet, truth, threading.Lock(), 0).start()
+    url = f"{endpoints.base_url}/arrays/acme-af1/api/v1/systemreporter/attime/vvhistograms/hires"
+    try:
+        answers = []
+        for _ in range(2):  # at 10 s, within the fault; at 20 s, after it
+            try:
+                with urllib.request.urlopen(url, timeout=10) as resp:
+                    answers.append((resp.status, resp.read()))
+            except urllib.error.HTTPError as err:
+                answers.append((err.code, err.read()))
+            fleet.step()
+    finally:
+        endpoints.stop()
+    (status, body), (status_after, body_after) = answers
+    members = len(json.loads(body_after)["members"])
+    assert status_after == 200 and members == len(s.arrays["acme-af1"].volumes)
+    if fault == "http_500":
+        assert status == 500
+    elif fault == "truncated":
+        assert status == 200 and len(body) < len(body_after)
+        with pytest.raises(json.JSONDecodeError):
+            json.loads(body)
+    else:
+        assert [m["volumeName"] for m in json.loads(body)["members"]] == [
+            v.name for v in s.arrays["acme-af1"].volumes[1:]
+        ]
+    # the truth counts what Telegraf can make metrics of: the members of the documents served whole
+    served_in_the_fault = {"http_500": 0, "truncated": 0, "missing_volume": members - 1}[fault]
+    assert truth.records["array_vv_histogram"] == served_in_the_fault + members
+
+
+def test_an_api_fault_names_one_array_or_switch_and_a_known_fault(tmp_path):
+    for event in (
+        {"type": "api_fault", "at": 0, "array": "acme-af1", "fault": "slow"},
+        {"type": "api_fault", "at": 0, "fault": "http_500"},
+    ):
+        path = tmp_path / "s.yaml"
+        path.write_text(DEMO.read_text() + f"  - {json.dumps(event)}\n")
+        with pytest.raises(ValueError, match="api_fault"):
+            scenario.load(path)

@@ -34,12 +34,13 @@ CATALOG_PARAMETER = "sanlens.catalog"  # NormalizeRecords.CATALOG_PARAMETER
 def load(path: Path = CATALOG_FILE) -> dict:
     """The catalog with every `{n}` histogram field expanded to its buckets, as the decoder reads it."""
     raw = yaml.safe_load(path.read_text())
+    default_max = float(raw["limits"]["cumulative_max"])
     measurements = {}
     for name, spec in raw["measurements"].items():
         fields = {}
         for key, f in spec["fields"].items():
             for n in range(spec.get("buckets", 1)) if "{n}" in key else [-1]:
-                hi = float(f.get("max", math.inf))
+                hi = float(f.get("max", default_max))
                 fields[key.replace("{n}", str(n))] = {
                     "source": f.get("field", key.replace("{n}", str(n))),
                     "metric": f["metric"],

@@ -126,6 +126,12 @@ class Fleet:
             if e["type"] == "slow_drain" and e["switch"] == switch and int(e["port"]) == port and self._active(e, rel)
         )
 
+    def api_fault(self, component: str) -> str | None:
+        """What an api_fault event makes the array's or switch's REST API answer now, or None."""
+        rel = self.t - self.start_s
+        faults = [e for e in self.s.events if e["type"] == "api_fault" and self._active(e, rel)]
+        return next((e["fault"] for e in faults if component in (e.get("array"), e.get("switch"))), None)
+
     def tiering_progress(self, volume: str, rel: float) -> float:
         """How far auto-tiering has moved the volume towards its target share: 0 before, 1 at the target."""
         if volume not in self.tiering:

@@ -195,7 +195,10 @@ EVENT_FIELDS = {
     "workload_added": {"host", "workload", "iops"},
     "instance_restart": {"host"},
     "array_restart": {"array"},
+    "api_fault": {"fault"},
 }
+# what an array's or switch's REST API answers wrong while an api_fault lasts (ingest/simulator/endpoints.py)
+API_FAULTS = ("http_500", "truncated", "missing_volume")
 
 
 def _check_event(scenario: Scenario, event: dict) -> None:
@@ -213,3 +216,5 @@ def _check_event(scenario: Scenario, event: dict) -> None:
         raise ValueError(f"event {kind}: unknown switch {event['switch']}")
     if kind == "firmware_upgrade":
         scenario.select_arrays(event["arrays"])
+    if kind == "api_fault" and (event["fault"] not in API_FAULTS or ("array" in event) == ("switch" in event)):
+        raise ValueError(f"event api_fault: one array or one switch, and a fault of {', '.join(API_FAULTS)}")

@@ -28,6 +28,7 @@ CONTRIBUTOR = {
     "workload_added": "array",
     "instance_restart": "counter_reset",
     "array_restart": "counter_reset",
+    "api_fault": "api",
 }
 
 
@@ -211,4 +212,7 @@ class Truth:
             out.update(component=f"sql instance {e['host']}", affected=[e["host"]], magnitude={})
         elif kind == "array_restart":
             out.update(component=f"array {e['array']}", affected=[e["array"]], magnitude={})
+        elif kind == "api_fault":
+            component = e.get("array") or e.get("switch")
+            out.update(component=component, affected=[component], magnitude={"fault": e["fault"]})
         return out

@@ -4,6 +4,7 @@ import java.math.BigDecimal;
 import java.math.MathContext;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -22,12 +23,19 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.json.Json
  * plus the names of the fields the catalog does not know (counted as dropped samples).
  */
 public final class Decoder {
-    // NaN and Infinity parse, so that they are refused as non-finite values rather than as broken JSON.
+    // NaN and Infinity parse, so that they are refused as non-finite values rather than as broken JSON. A name
+    // twice in one object is refused: which of its values counts is a guess (Jackson keeps the last).
     private static final ObjectMapper JSON = JsonMapper.builder()
             .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY)
             .build();
     private static final String[] REQUIRED = {"name", "timestamp", "fields", "tags"};
+    /**
+     * The longest tag name or value taken: an entity's value travels in each of the record's samples, escaped as
+     * JSON (up to six bytes a character), and a sample must stay well under the sinks' 1 MiB request size.
+     */
+    static final int MAX_TAG = 4096;
 
     private final Catalog catalog;
 
@@ -74,7 +82,11 @@ public final class Decoder {
         try {
             record = JSON.readTree(payload);
         } catch (Exception e) {
-            throw new Refused("not JSON", truncate(e.getMessage().split("\n")[0], 120));
+            String message = e.getMessage().split("\n")[0];
+            if (message.startsWith("Duplicate field ")) {
+                throw new Refused("duplicate key", truncate(message.split(" for `", 2)[0], 120));
+            }
+            throw new Refused("not JSON", truncate(message, 120));
         }
         if (record == null || !record.isObject()) {
             throw new Refused("not a JSON object", record == null ? "empty" : record.getNodeType().name().toLowerCase());
@@ -99,7 +111,18 @@ public final class Decoder {
             throw new Refused("timestamp too old", String.format("%.1f days before arrival", (arrivalMs - tsMs) / 86_400_000.0));
         }
         Map<String, String> tags = new TreeMap<>();
-        tagsNode.fields().forEachRemaining(e -> tags.put(e.getKey(), e.getValue().isTextual() ? e.getValue().asText() : e.getValue().toString()));
+        for (Iterator<Map.Entry<String, JsonNode>> it = tagsNode.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> tag = it.next();
+            String key = tag.getKey();
+            if (!tag.getValue().isTextual()) {
+                String type = tag.getValue().getNodeType().name().toLowerCase();
+                throw new Refused("bad tag", truncate(key, 80) + " is " + type + ", not a string");
+            }
+            if (key.length() > MAX_TAG || tag.getValue().asText().length() > MAX_TAG) {
+                throw new Refused("bad tag", truncate(key, 80) + ": longer than " + MAX_TAG + " characters");
+            }
+            tags.put(key, tag.getValue().asText());
+        }
         return samples(name, tsMs, fields, tags, measurement);
     }
 

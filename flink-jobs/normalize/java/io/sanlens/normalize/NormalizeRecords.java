@@ -4,6 +4,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 
 import org.apache.flink.table.annotation.ArgumentHint;
@@ -39,6 +40,17 @@ public final class NormalizeRecords extends ProcessTableFunction<Row> {
     private static final long serialVersionUID = 1L;
     public static final String CATALOG_PARAMETER = "sanlens.catalog";
     private static final char SEPARATOR = '\u001f';
+    /**
+     * A dead letter carries at most this many characters of its payload: escaped as JSON (up to six bytes a
+     * character) it stays under the sink's 1 MiB request size, which a message near the broker's limit would
+     * exceed and fail the job on, again at every restart.
+     */
+    static final int MAX_DEAD_PAYLOAD = 100_000;
+    /**
+     * The longest Kafka key taken, as long as a tag (Telegraf keys by the source tag): each sample is keyed by its
+     * record's key, and a key near the broker's size limit made a sample too large for the sink.
+     */
+    static final int MAX_KEY = Decoder.MAX_TAG;
 
     private transient Decoder decoder;
 
@@ -56,14 +68,18 @@ public final class NormalizeRecords extends ProcessTableFunction<Row> {
             @ArgumentHint(name = "input", value = ArgumentTrait.SET_SEMANTIC_TABLE) Row record) throws Exception {
         Instant arrival = record.getFieldAs("arrival");
         long arrivalS = Math.floorDiv(arrival.toEpochMilli(), 1000);
-        Decoded d = decoder.decode(record.getFieldAs("payload"), arrivalS * 1000);
+        String key = record.getFieldAs("kafka_key");
+        Decoded d = key != null && key.length() > MAX_KEY
+                ? new Decoded("bad key", "longer than " + MAX_KEY + " characters")
+                : decoder.decode(record.getFieldAs("payload"), arrivalS * 1000);
         String site = d.site();
         count(site, arrival, arrivalS, "records", "in", "", 1);
         if (d.outcome.equals(Decoded.DEAD)) {
             count(site, arrival, arrivalS, "records", "deadletter", d.reason, 1);
-            collect(Row.of("dead", null, null, null, null, null, null, site, arrival, arrivalS, null, d.reason, d.detail,
+            String[] letter = deadLetter(record.getFieldAs("payload"), d.detail);
+            collect(Row.of("dead", null, null, null, null, null, null, site, arrival, arrivalS, null, d.reason, letter[1],
                     null, record.getFieldAs("kafka_topic"), record.getFieldAs("kafka_partition"),
-                    record.getFieldAs("kafka_offset"), record.getFieldAs("payload")));
+                    record.getFieldAs("kafka_offset"), letter[0]));
             return;
         }
         count(site, arrival, arrivalS, "records", "out", "", 1);
@@ -83,6 +99,14 @@ public final class NormalizeRecords extends ProcessTableFunction<Row> {
         }
         verdicts.forEach((reason, n) -> count(site, arrival, arrivalS, "samples",
                 reason.equals(Pairing.OUT) ? "out" : "dropped", reason, n));
+    }
+
+    /** A dead letter's payload and detail: a payload longer than MAX_DEAD_PAYLOAD is cut, and the detail says so. */
+    public static String[] deadLetter(String payload, String detail) {
+        if (payload == null || payload.length() <= MAX_DEAD_PAYLOAD) return new String[] {payload, detail};
+        int cut = Character.isHighSurrogate(payload.charAt(MAX_DEAD_PAYLOAD - 1)) ? MAX_DEAD_PAYLOAD - 1 : MAX_DEAD_PAYLOAD;
+        return new String[] {payload.substring(0, cut), detail + String.format(Locale.ROOT,
+                "%spayload cut to its first %,d of %,d characters", detail.isEmpty() ? "" : "; ", cut, payload.length())};
     }
 
     private void count(String site, Instant arrival, long arrivalS, String unit, String outcome, String reason, int n) {

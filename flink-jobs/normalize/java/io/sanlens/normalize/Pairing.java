@@ -3,7 +3,8 @@ package io.sanlens.normalize;
 /**
  * The verdict on a sample against the previous sample of its series (one metric of one entity, one
  * bucket), in arrival order: out with its canonical value, or dropped with the reason. A gauge is its
- * own value; a counter becomes a rate, a ratio a per-I/O value, a histogram bucket a delta.
+ * own value; a counter becomes a rate, a ratio a per-I/O value, a histogram bucket a delta; one that would not be
+ * a finite number is dropped.
  */
 public final class Pairing {
     public static final String OUT = "";
@@ -36,6 +37,8 @@ public final class Pairing {
         // most of a histogram's buckets count nothing in an interval (3 in 4 in a backfill of 200 arrays):
         // a zero delta adds nothing to any histogram, and as a row it cost every job and table after this one
         if (s.kind.equals("histogram") && s.num == prev.num) return "no I/O in bucket";
+        // a stall over a count that moved by next to nothing (5e-324 reads: a broken source) overflows a double
+        if (!Double.isFinite(value(s, tsMs, prev))) return "non-finite value";
         return OUT;
     }
 
