@@ -47,7 +47,7 @@ def statements(env, args):
 
 def main() -> None:
     args = runtime.arguments(__doc__, OPTIONS, PARALLELISM)
-    runtime.run_until_stopped(statements(runtime.table_env(JOB, args, tables.STATE_BACKEND), args).execute())
+    runtime.run_until_stopped(statements(runtime.table_env(JOB, args), args).execute())
 
 
 if __name__ == "__main__":

@@ -39,9 +39,7 @@ def state_dir(job: str) -> Path:
     return Path(os.environ.get("SANLENS_RUN", Path.cwd() / ".sanlens" / "run")) / "flink" / job
 
 
-def table_env(job: str, args: argparse.Namespace, state_backend: str = "hashmap") -> TableEnvironment:
-    """The job's streaming table environment; `state_backend` rocksdb keeps its state on local disk (with
-    incremental checkpoints) rather than on the heap, for a job whose state outgrows memory."""
+def table_env(job: str, args: argparse.Namespace) -> TableEnvironment:
     state = state_dir(job)
     tmp = state / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
@@ -66,8 +64,6 @@ def table_env(job: str, args: argparse.Namespace, state_backend: str = "hashmap"
         # SQL operators never hold on to a row they passed on, so chained operators may hand rows over
         # without copying each one (the copies were the largest single cost in the normalize job's profile)
         "pipeline.object-reuse": "true",
-        "state.backend.type": state_backend,
-        "execution.checkpointing.incremental": str(state_backend == "rocksdb").lower(),
     }.items():
         conf.set_string(key, value)
     return TableEnvironment.create(

@@ -14,8 +14,8 @@ PORT = config.FLINK_REST_PORT
 # in start order; job i serves its REST API on FLINK_REST_PORT + i
 JOBS = ["normalize", "histograms", "breakdown", "tiering", "burn_rates"]
 assert len(JOBS) <= config.FLINK_REST_PORTS
-# The mini-cluster's heap where 640 MB is not enough: the burn_rates job's joins hold two minutes of the
-# histograms (flink-jobs/burn_rates/tables.py, JOIN_TTL).
+# The mini-cluster's heap where 640 MB is not enough: the burn_rates job's joins hold 20 minutes of the
+# faster input (flink-jobs/burn_rates/tables.py, JOIN_TTL).
 HEAP = {"burn_rates": "1536m"}
 PROCESSES = [f"flink-{job}" for job in JOBS]
 # What each job reads (its consumer group is `group(job)`, committed at checkpoints), and where its output
