@@ -48,6 +48,9 @@ def test_a_record_travels_from_kafka_through_flink_and_clickhouse_into_a_dbt_mod
     assert summary == [("disk.read_latency", 1, 12000.0), ("disk.reads", 1, 250.0)]
 
 
+SUPERVISION = {"restarts", "last_exit", "supervision"}  # what the supervisor adds (sanlensctl/supervisor.py)
+
+
 def test_status_json_reports_every_component_healthy_with_a_real_probe(stack):
     out = sanlens("status", "--json")
     report = json.loads(out.stdout)
@@ -56,7 +59,7 @@ def test_status_json_reports_every_component_healthy_with_a_real_probe(stack):
         entry = report[name]
         assert entry["healthy"] is True, (name, entry)
         assert isinstance(entry["pid"], int) and entry["version"]
-        assert set(entry) - {"jobs"} == {"healthy", "pid", "port", "version", "detail"}
+        assert set(entry) - {"jobs"} == {"healthy", "pid", "port", "version", "detail"} | SUPERVISION, (name, entry)
     assert report["flink"]["detail"].startswith("normalize: RUNNING, lag ")
     for job, progress in report["flink"]["jobs"].items():  # each job's lag and how fresh its output is
         assert progress["state"] == "RUNNING" and progress["lag"] >= 0, (job, progress)
