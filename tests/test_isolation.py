@@ -18,6 +18,7 @@ def row_counts(ch) -> dict[str, int]:
     for db, name, engine in ch.query(
         "SELECT database, name, engine FROM system.tables "
         "WHERE database IN ('sanlens', 'sanlens_marts') AND engine NOT LIKE '%View' "
+        "AND position(name, '__refresh_') = 0 "  # the loader's scratch tables of a refresh come and go
         "ORDER BY database, name"
     ).result_rows:
         final = " FINAL" if "Replacing" in engine else ""
