@@ -195,18 +195,17 @@ class Alertmanager:
 
     def kill(self) -> None:
         """Alertmanager gone (its receiver stays): start() brings it back on the same port and data."""
-        if self.proc and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(30)
-        if self.log:
-            self.log.close()
+        self._end(kill=True)
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(30)
+        self._end(kill=False)
         if self.receiver:
             self.receiver.stop()
+
+    def _end(self, kill: bool) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill() if kill else self.proc.terminate()
+            self.proc.wait(30)
         if self.log:
             self.log.close()
 
