@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import threading
+import time
 import urllib.error
 import urllib.request
 from decimal import Decimal
@@ -190,3 +191,138 @@ def test_data_survives_a_restart_and_a_kill_9(tmp_path, kill):
     assert c.command("SELECT count() FROM d.t") == 10_000
     assert c.query("SELECT k, countMerge(n) FROM d.agg GROUP BY k ORDER BY k").result_rows == [(0, 5000), (1, 5000)]
     server.stop()
+
+
+# -- queries in parallel, under limits ---------------------------------------------------------------
+def wait_s(seconds: int) -> str:
+    """A read that takes `seconds` without using CPU (one row a block, the timeout is checked between blocks)."""
+    return f"SELECT sleepEachRow(0.5) FROM numbers({2 * seconds}) SETTINGS max_block_size = 1 FORMAT Null"
+
+
+def post(url: str, sql: str, **params) -> tuple[int, dict, str]:
+    """Status, headers and body of one request, errors included."""
+    import urllib.parse
+
+    query = ("?" + urllib.parse.urlencode(params)) if params else ""
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url + "/" + query, data=sql.encode()), timeout=60) as r:
+            return r.status, dict(r.headers), r.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers), err.read().decode()
+
+
+def in_thread(fn, *args) -> threading.Thread:
+    thread = threading.Thread(target=fn, args=args)
+    thread.start()
+    return thread
+
+
+def test_reads_get_the_default_limits_and_writes_the_caps(embedded):
+    c = embedded.client()
+    assert c.query("SELECT getSetting('max_execution_time'), getSetting('max_memory_usage')").result_rows == [
+        (30, 2_000_000_000)
+    ]
+    c.command("CREATE TABLE lim (t Float64, m UInt64) ENGINE = MergeTree ORDER BY t")
+    c.command("INSERT INTO lim SELECT getSetting('max_execution_time'), getSetting('max_memory_usage')")
+    assert c.query("SELECT * FROM lim").result_rows == [(600, 8_000_000_000)]
+    assert c.command("SELECT getSetting('max_execution_time')", settings={"max_execution_time": 90}) == 90
+    assert c.command("SELECT getSetting('max_execution_time')") == 30  # only for that query
+
+
+def test_a_query_over_its_timeout_gets_clickhouse_s_timeout_error_and_the_next_one_runs(tmp_path):
+    from tests.support import EmbeddedServer
+
+    server = EmbeddedServer(tmp_path / "t", extra=["--max-execution-time", "1"]).start()
+    try:
+        t = time.monotonic()
+        status, headers, body = post(server.url, wait_s(5))
+        assert time.monotonic() - t < 4, "the query ran past its timeout"
+        assert (status, headers["X-ClickHouse-Exception-Code"]) == (504, "159"), body
+        assert body.startswith("Code: 159. DB::Exception: Timeout exceeded") and "(TIMEOUT_EXCEEDED)" in body
+        assert server.client().command("SELECT 1") == 1
+        assert post(server.url, wait_s(2), max_execution_time="10")[0] == 200  # a request may ask for more
+        for asked in ("0", "601"):  # no limit, or above the cap: refused as a settings constraint is
+            status, headers, body = post(server.url, "SELECT 1", max_execution_time=asked)
+            assert (status, headers["X-ClickHouse-Exception-Code"]) == (400, "452"), body
+        status, _, body = post(server.url, "SELECT 1 SETTINGS max_execution_time = 0")
+        assert status == 400 and "SETTING_CONSTRAINT_VIOLATION" in body
+        with pytest.raises(DatabaseError, match="452"):
+            server.client().command("SET max_memory_usage = 0")
+    finally:
+        server.stop()
+
+
+def test_a_query_over_its_memory_limit_fails_cleanly_and_the_server_stays_up(tmp_path):
+    from tests.support import EmbeddedServer
+
+    server = EmbeddedServer(tmp_path / "m", extra=["--max-memory-usage", "100M"]).start()
+    try:
+        status, headers, body = post(server.url, "SELECT groupArray(number) FROM numbers(100000000) FORMAT Null")
+        assert (status, headers["X-ClickHouse-Exception-Code"]) == (500, "241"), body
+        assert "(MEMORY_LIMIT_EXCEEDED)" in body
+        assert server.proc.poll() is None
+        assert server.client().command("SELECT count() FROM numbers(1000)") == 1000
+    finally:
+        server.stop()
+
+
+def test_an_insert_during_slow_reads_does_not_wait_for_them(embedded):
+    """Two CPU-bound reads of 10 s keep both cores busy; an insert meanwhile takes its own connection and
+    completes within a few seconds, while the reads still run (one engine session made it wait 10 s)."""
+    c = embedded.client()
+    c.command("CREATE TABLE ins (i UInt32) ENGINE = MergeTree ORDER BY i")
+    slow = "SELECT sum(cityHash64(number)) FROM numbers(1000000000000) SETTINGS max_execution_time = 10, "
+    slow += "timeout_overflow_mode = 'break' FORMAT Null"
+    reads = [in_thread(post, embedded.url, slow) for _ in range(2)]
+    time.sleep(1)
+    t = time.monotonic()
+    c.insert("ins", [[i] for i in range(10_000)], column_names=["i"])
+    took = time.monotonic() - t
+    assert all(r.is_alive() for r in reads), "the reads ended before the insert: nothing was measured"
+    assert took < 5, f"the insert took {took:.1f} s behind the reads"
+    assert c.command("SELECT count() FROM ins") == 10_000
+    for r in reads:
+        r.join(30)
+
+
+def test_reads_run_in_parallel_and_wait_their_turn_beyond_the_readers(tmp_path):
+    from tests.support import EmbeddedServer
+
+    server = EmbeddedServer(tmp_path / "p", extra=["--readers", "4"]).start()
+    try:
+        t = time.monotonic()
+        for thread in [in_thread(post, server.url, wait_s(2)) for _ in range(4)]:
+            thread.join(30)
+        assert time.monotonic() - t < 3.5, "four 2-s reads took longer than two of them: not in parallel"
+        t = time.monotonic()
+        for thread in [in_thread(post, server.url, wait_s(2)) for _ in range(8)]:
+            thread.join(30)
+        assert 3.5 < time.monotonic() - t < 6, "eight 2-s reads on four connections: two rounds"
+        # a read that cannot get a connection within its own timeout is told so
+        busy = [in_thread(post, server.url, wait_s(3)) for _ in range(4)]
+        time.sleep(0.5)
+        status, headers, body = post(server.url, "SELECT 1", max_execution_time="1")
+        assert (status, headers["X-ClickHouse-Exception-Code"]) == (503, "202"), body
+        for thread in busy:
+            thread.join(30)
+        assert server.client().command("SELECT 1") == 1
+    finally:
+        server.stop()
+
+
+def test_set_and_use_without_a_session_leave_no_trace_on_the_connections(embedded):
+    assert post(embedded.url, "SET max_block_size = 4321")[0] == 200
+    assert post(embedded.url, "USE system")[0] == 200
+    for _ in range(20):  # every connection of the reads, more than once
+        assert post(embedded.url, "SELECT currentDatabase()")[2] == "default\n"
+        assert post(embedded.url, "SELECT getSetting('max_block_size')")[2] != "4321\n"
+
+
+def test_a_long_run_of_spaces_or_comments_before_a_statement_is_routed_at_once(embedded):
+    """Which connections a statement runs on is read from its first word; a pattern that backtracked on the
+    indentation dbt puts before its models once hung the whole server."""
+    t = time.monotonic()
+    sql = '/* {"app": "dbt"} */\n' + "-- note\n" * 50 + " " * 100_000 + "\n  CREATE TABLE i (i UInt8) ENGINE = Memory"
+    assert post(embedded.url, sql)[0] == 200
+    assert post(embedded.url, "/* a */ (( " + " " * 100_000 + "SELECT 1))")[2] == "1\n"
+    assert time.monotonic() - t < 10

@@ -6,18 +6,27 @@ clickhouse-connect, dbt-clickhouse (driver http) and curl. Everything else reach
 a URL, so pointing that URL at a real server changes nothing else.
 
     python clickhouse/embedded/server.py --path DIR [--host 127.0.0.1] [--port 8123] [--user U --password P]
+        [--readers 8] [--writers 4] [--max-execution-time 30] [--max-memory-usage 2G]
+        [--max-execution-time-cap 600] [--max-memory-usage-cap 8G] [--max-server-memory-usage BYTES]
+
+Queries run in parallel on connections of one chdb engine (chdb 4: one engine per process, any number of
+connections to it), reads and writes on connections of their own, each query under a timeout and a
+memory limit (`Limits`); see clickhouse/README.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
+import dataclasses
 import email
 import email.policy
 import gzip
 import hmac
 import json
 import os
+import queue
 import re
 import signal
 import sys
@@ -28,9 +37,9 @@ import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
+import chdb
 import lz4.frame
 import zstandard
-from chdb import session as chdb_session
 
 # URL parameters that are part of the HTTP protocol rather than ClickHouse settings.
 TRANSPORT_PARAMS = {
@@ -74,6 +83,14 @@ INSERT_RE = re.compile(
     re.I,
 )
 SET_RE = re.compile(r"^\s*SET\s+(?P<assignments>.+?)\s*;?\s*$", re.I | re.S)
+USE_RE = re.compile(r"^\s*USE\s", re.I)
+# Statements that only read, after any comments and parentheses: they run on the reads' connections. Each
+# repeated part can match in one way only: with `\s+` there (or a comment allowed to run past its `*/`), a
+# write after a long run of spaces, as dbt indents its models, backtracked exponentially and hung the server.
+READ_RE = re.compile(
+    r"^(?:\s|--[^\n]*(?:\n|$)|/\*(?:[^*]|\*(?!/))*\*/|\()*(?:SELECT|WITH|SHOW|DESCRIBE|DESC|EXISTS|EXPLAIN)\b", re.I
+)
+LIMIT_IN_SQL_RE = re.compile(r"\b(max_execution_time|max_memory_usage)\s*=\s*('[^']*'|[\w.]+)")
 ERROR_RE = re.compile(r"Code: (\d+)\.")
 HTTP_STATUS = {
     62: 400,
@@ -92,6 +109,8 @@ HTTP_STATUS = {
     497: 403,
     159: 504,
     394: 500,
+    202: 503,
+    452: 400,
 }
 
 
@@ -152,25 +171,65 @@ def sql_literal(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-class Engine:
-    """The chdb session, serialised: chdb's session is not safe for concurrent queries."""
+def parse_size(value: str) -> float:
+    """A setting's number as ClickHouse reads it: 30, 2.5, '2G', '512Mi' (bytes or seconds)."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(?:([KMGT])(i?)B?)?", value.strip().strip("'\""), re.I)
+    if not m:
+        raise ValueError(value)
+    number, unit, binary = float(m.group(1)), (m.group(2) or "").upper(), m.group(3)
+    return number * (1024 if binary else 1000) ** ("KMGT".index(unit) + 1 if unit else 0)
 
-    def __init__(self, path: str):
-        self.path = path
-        self.tmp = os.path.join(path, ".http_inserts")
-        os.makedirs(self.tmp, exist_ok=True)
-        self.lock = threading.Lock()
-        self.session = chdb_session.Session(path)
-        self.sessions: dict[str, dict[str, str]] = {}
-        self.version = self._run("SELECT version()", "TabSeparated", {}, None).bytes().decode().strip()
 
-    def _run(self, sql: str, fmt: str, settings: dict[str, str], params: dict | None):
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """What one query may take. A read runs with `timeout` seconds and `memory` bytes unless it asks for
+    more (URL parameter, session SET or its own SETTINGS clause), up to the caps; a write (an insert, DDL,
+    the loader's rollups, dbt's models) runs with the caps, since one cut halfway leaves half its rows."""
+
+    timeout: float
+    memory: int
+    timeout_cap: float
+    memory_cap: int
+
+    def settings(self, write: bool) -> dict[str, str]:
+        timeout, memory = (self.timeout_cap, self.memory_cap) if write else (self.timeout, self.memory)
+        return {"max_execution_time": f"{timeout:g}", "max_memory_usage": str(int(memory))}
+
+    def check(self, name: str, value: str) -> None:
+        """Refuse a value above the cap, as a ClickHouse settings constraint does (0 is no limit at all)."""
+        cap = {"max_execution_time": self.timeout_cap, "max_memory_usage": self.memory_cap}[name]
+        try:
+            number = parse_size(value)
+        except ValueError:
+            number = None
+        if number is None or number == 0 or number > cap:
+            raise ClickHouseError(
+                452,
+                f"Code: 452. DB::Exception: Setting {name} shouldn't be greater than {cap:.0f} "
+                f"(asked for {value}; 0 is no limit). (SETTING_CONSTRAINT_VIOLATION)",
+            )
+
+    def check_all(self, settings: dict[str, str], sql: str) -> None:
+        for name, value in [*settings.items(), *LIMIT_IN_SQL_RE.findall(sql)]:
+            if name in ("max_execution_time", "max_memory_usage"):
+                self.check(name, value)
+
+
+class Connection:
+    """One connection of the engine: its own session state, one query at a time. Its `baseline` settings
+    (the limits of its lane) are its defaults, and a request's own settings are set for its query only."""
+
+    def __init__(self, path: str, baseline: dict[str, str]):
+        self.baseline = baseline
+        self.conn = chdb.connect(path + "?" + "&".join(f"{k}={v}" for k, v in baseline.items()))
+
+    def run(self, sql: str, fmt: str, settings: dict[str, str], params: dict | None):
         applied = []
         try:
             for key, value in settings.items():
-                self.session.query(f"SET {key} = {value}")
+                self.conn.query(f"SET {key} = {value}")
                 applied.append(key)
-            return self.session.query(sql, fmt, params=params) if params else self.session.query(sql, fmt)
+            return self.conn.query(sql, fmt, params=params) if params else self.conn.query(sql, fmt)
         except Exception as exc:  # chdb raises ChdbError with ClickHouse's own text
             text = str(exc).strip()
             m = ERROR_RE.search(text)
@@ -179,7 +238,62 @@ class Engine:
             ) from exc
         finally:
             for key in applied:
-                self.session.query(f"SET {key} = DEFAULT")
+                self.conn.query(f"SET {key} = {self.baseline.get(key, 'DEFAULT')}")
+
+
+class Lane:
+    """Connections for one kind of query. A request takes an idle one, waiting its turn at most `wait`
+    seconds (its own timeout): then it fails with TOO_MANY_SIMULTANEOUS_QUERIES."""
+
+    def __init__(self, name: str, path: str, size: int, baseline: dict[str, str]):
+        self.name, self.size, self.timeout = name, size, float(baseline["max_execution_time"])
+        self.idle: queue.Queue[Connection] = queue.Queue()
+        for _ in range(size):
+            self.idle.put(Connection(path, baseline))
+
+    @contextlib.contextmanager
+    def connection(self, wait: float):
+        try:
+            conn = self.idle.get(timeout=wait)
+        except queue.Empty:
+            raise ClickHouseError(
+                202,
+                f"Code: 202. DB::Exception: Too many simultaneous queries: the embedded server's {self.size} "
+                f"connections for {self.name} stayed busy for {wait:g} s. (TOO_MANY_SIMULTANEOUS_QUERIES)",
+            ) from None
+        try:
+            yield conn
+        finally:
+            self.idle.put(conn)
+
+    def close(self) -> None:
+        while not self.idle.empty():
+            self.idle.get().conn.close()
+
+
+class Engine:
+    """One chdb engine on the data folder, reached through connections that run queries in parallel (chdb 4:
+    any number of connections to the process's one engine, each with its own session state). Reads and
+    writes have lanes of their own, so an insert never waits for a connection behind slow reads, and every
+    query runs under the limits of its lane (`Limits`)."""
+
+    def __init__(self, path: str, readers: int, writers: int, limits: Limits, server_memory: float | None = None):
+        self.path, self.limits = path, limits
+        self.tmp = os.path.join(path, ".http_inserts")
+        os.makedirs(self.tmp, exist_ok=True)
+        # The first connection starts the engine: the server-wide memory limit is read then.
+        boot = chdb.connect(path + (f"?max_server_memory_usage={int(server_memory)}" if server_memory else ""))
+        self.write = Lane("writes", path, writers, limits.settings(write=True))
+        self.read = Lane("reads", path, readers, limits.settings(write=False))
+        boot.close()
+        self.sessions: dict[str, dict[str, str]] = {}
+        self.sessions_lock = threading.Lock()
+        with self.read.connection(0) as conn:
+            self.version = conn.run("SELECT version()", "TabSeparated", {}, None).bytes().decode().strip()
+
+    def close(self) -> None:
+        self.read.close()
+        self.write.close()
 
     def execute(
         self,
@@ -191,50 +305,59 @@ class Engine:
         database: str | None,
         data: bytes | None,
     ):
-        with self.lock:
+        with self.sessions_lock:
             effective = dict(self.sessions.get(session_id, {})) if session_id else {}
-            effective.update(settings)
+        effective.update(settings)
+        self.limits.check_all(effective, sql)
+        m = SET_RE.match(sql)
+        write = data is not None or not (m or READ_RE.match(sql))
+        lane = self.write if write else self.read
+        timeout = parse_size(effective["max_execution_time"]) if "max_execution_time" in effective else lane.timeout
+        with lane.connection(timeout) as conn:
+            use = database or USE_RE.match(sql)  # lasts for the request, as the connection serves others next
             try:
                 if database:
-                    self._run(f"USE `{database}`", fmt, {}, None)
+                    conn.run(f"USE `{database}`", fmt, {}, None)
                 if data is not None:
-                    return self._insert(sql, data, effective, params)
-                m = SET_RE.match(sql)
-                if m and session_id:
+                    return self._insert(conn, sql, data, effective, params)
+                if m:
+                    # Over HTTP, SET lasts as long as the session; without one it has no effect.
                     assignments = parse_assignments(m.group("assignments"))
-                    self._run("SELECT 1", fmt, {**effective, **assignments}, None)  # validates names and values
-                    self.sessions.setdefault(session_id, {}).update(assignments)
+                    conn.run("SELECT 1", fmt, {**effective, **assignments}, None)  # validates names and values
+                    if session_id:
+                        with self.sessions_lock:
+                            self.sessions.setdefault(session_id, {}).update(assignments)
                     return None
-                return self._run(sql, fmt, effective, params)
+                return conn.run(sql, fmt, effective, params)
             finally:
-                if database:
-                    self.session.query("USE default")
+                if use:
+                    conn.conn.query("USE default")
 
-    def _insert(self, sql: str, data: bytes, settings: dict[str, str], params: dict):
+    def _insert(self, conn: Connection, sql: str, data: bytes, settings: dict[str, str], params: dict):
         m = INSERT_RE.match(sql + "\n")
         if not m:
             if not sql.strip():
-                return self._run(data.decode(), "TabSeparated", settings, params)
+                return conn.run(data.decode(), "TabSeparated", settings, params)
             # Text data appended to the statement is how ClickHouse itself reads `INSERT ... VALUES` bodies.
-            return self._run(sql + "\n" + data.decode(), "TabSeparated", settings, params)
+            return conn.run(sql + "\n" + data.decode(), "TabSeparated", settings, params)
         table, cols, fmt = m.group("table"), m.group("cols"), m.group("fmt")
         if m.group("settings"):
             settings = {**settings, **parse_assignments(m.group("settings"))}
         columns = f"({cols})" if cols else ""
         source_args = f"'{{path}}', '{fmt}'"
         if fmt.lower() not in SELF_DESCRIBING:
-            source_args += ", " + sql_literal(self._structure(table, cols, settings))
+            source_args += ", " + sql_literal(self._structure(conn, table, cols, settings))
         fd, path = tempfile.mkstemp(dir=self.tmp)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
             statement = f"INSERT INTO {table} {columns} SELECT * FROM file({source_args.format(path=path)})"
-            return self._run(statement, "TabSeparated", settings, params)
+            return conn.run(statement, "TabSeparated", settings, params)
         finally:
             os.unlink(path)
 
-    def _structure(self, table: str, cols: str | None, settings: dict[str, str]) -> str:
-        described = self._run(f"DESCRIBE TABLE {table}", "JSONCompact", settings, None).bytes()
+    def _structure(self, conn: Connection, table: str, cols: str | None, settings: dict[str, str]) -> str:
+        described = conn.run(f"DESCRIBE TABLE {table}", "JSONCompact", settings, None).bytes()
         rows = json.loads(described)["data"]
         types = {r[0]: r[1] for r in rows if r[2] not in ("MATERIALIZED", "ALIAS", "EPHEMERAL")}
         names = [c.strip().strip('`"') for c in cols.split(",")] if cols else list(types)
@@ -369,21 +492,45 @@ def main(argv=None) -> int:
     ap.add_argument("--port", type=int, default=8123)
     ap.add_argument("--user", default=os.environ.get("SANLENS_CLICKHOUSE_USER"))
     ap.add_argument("--password", default=os.environ.get("SANLENS_CLICKHOUSE_PASSWORD"))
+    group = ap.add_argument_group("limits", "each default can also be set by $SANLENS_CLICKHOUSE_<NAME>")
+    for name, default, kind, what in (
+        ("readers", "8", int, "engine connections for reads: as many run at once, the next ones wait their turn"),
+        ("writers", "4", int, "engine connections for writes (inserts, DDL, INSERT ... SELECT), never taken by reads"),
+        ("max-execution-time", "30", parse_size, "seconds a read may run unless it asks for more, up to the cap"),
+        ("max-memory-usage", "2G", parse_size, "bytes a read may use unless it asks for more, up to the cap"),
+        ("max-execution-time-cap", "600", parse_size, "the most seconds a query may ask for; what a write gets"),
+        ("max-memory-usage-cap", "8G", parse_size, "the most bytes a query may ask for; what a write gets"),
+        ("max-server-memory-usage", "", parse_size, "bytes all queries together may use; chdb's default: 90%% of RAM"),
+    ):
+        value = os.environ.get("SANLENS_CLICKHOUSE_" + name.upper().replace("-", "_"), default)
+        group.add_argument(
+            f"--{name}",
+            type=kind,
+            default=kind(value) if value else None,
+            help=f"{what}" + (f"; {default}" if default else ""),
+        )
     args = ap.parse_args(argv)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         ap.error("the embedded server listens on loopback only")
-    Handler.engine = Engine(args.path)
+    caps = Limits(args.max_execution_time, int(args.max_memory_usage), args.max_execution_time_cap,
+                  int(args.max_memory_usage_cap))  # fmt: skip
+    if caps.timeout > caps.timeout_cap or caps.memory > caps.memory_cap:
+        ap.error("a default limit is above its cap")
+    Handler.engine = Engine(args.path, args.readers, args.writers, caps, args.max_server_memory_usage)
     Handler.credentials = (args.user or "default", args.password) if args.password else None
     ThreadingHTTPServer.allow_reuse_address = True
     ThreadingHTTPServer.daemon_threads = True
     server = ThreadingHTTPServer((args.host, args.port), Handler)
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
     print(
-        f"embedded ClickHouse {Handler.engine.version} on http://{args.host}:{args.port} (data {args.path})", flush=True
+        f"embedded ClickHouse {Handler.engine.version} on http://{args.host}:{args.port} (data {args.path}; "
+        f"{args.readers} readers, {args.writers} writers; a read {caps.timeout:g} s and {caps.memory:,} bytes "
+        f"unless it asks for more, up to {caps.timeout_cap:g} s and {caps.memory_cap:,})",
+        flush=True,
     )
     server.serve_forever()
     server.server_close()
-    Handler.engine.session.close()
+    Handler.engine.close()
     return 0
 
 
