@@ -4,6 +4,7 @@ receiver. The fixtures are in conftest.py."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -108,10 +109,11 @@ class EmbeddedServer:
             self.proc.wait(30)
 
 
-def play_through_telegraf(run, name: str) -> None:
-    """A simulator Run played in (accelerated) real time through the stack's real Telegraf: the arrays' and
-    switches' endpoints served for Telegraf's pollers (a file `name`.conf of its own), the hosts' metrics into
-    its socket listener; Telegraf restarted after, which flushes what it holds."""
+@contextlib.contextmanager
+def polled_by_telegraf(run, name: str):
+    """A simulator Run's arrays and switches served for the stack's real Telegraf to poll while the block runs
+    (a pollers file `name`.conf of its own; the block gets the Endpoints); Telegraf restarted after, which
+    flushes what it holds."""
     from ingest.simulator import __main__ as simulator
     from ingest.simulator.endpoints import Endpoints
     from sanlensctl.components import telegraf
@@ -121,12 +123,19 @@ def play_through_telegraf(run, name: str) -> None:
     pollers.write_text(simulator.telegraf_pollers(run.s, endpoints.base_url, run.s.interval_s / run.speed))
     try:
         telegraf.restart()
-        run.realtime(("127.0.0.1", config.TELEGRAF_LISTENER_PORT))
+        yield endpoints
         time.sleep(3)  # the last poll and flush
     finally:
         pollers.unlink()
         telegraf.restart()
         endpoints.stop()
+
+
+def play_through_telegraf(run, name: str) -> None:
+    """A simulator Run played in (accelerated) real time through the stack's real Telegraf: the arrays and
+    switches polled, the hosts' metrics into its socket listener."""
+    with polled_by_telegraf(run, name):
+        run.realtime(("127.0.0.1", config.TELEGRAF_LISTENER_PORT))
     run.close()
 
 

@@ -50,8 +50,8 @@ def line(msg) -> bytes:
     return value[:-1] + b',"kafka_partition":%d,"kafka_offset":%d}' % (msg.partition(), msg.offset())
 
 
-# A refresh of the rollups reads back the periods that received rows, under the embedded server's one
-# session: live it takes a fraction of a second, during a backfill tens of seconds (a 200-array backfill:
+# A refresh of the rollups reads back the periods that received rows: live it takes a fraction of a second,
+# during a backfill tens of seconds (a 200-array backfill, when the embedded server ran one query at a time:
 # 81% of the loader's time went to refreshes every 10 s, and its inserts waited). So the next refresh
 # waits at least this many times as long as the last one took: rollups take at most a fifth of the
 # loader's time, and catch up in one refresh when the backlog is loaded.
