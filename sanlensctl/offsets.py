@@ -3,16 +3,17 @@ Shared by the demo, the tests and the benchmarks."""
 
 from __future__ import annotations
 
+import time
 from typing import NamedTuple
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from sanlensctl import config
 
 
 class Position(NamedTuple):
     committed: int  # messages the group has committed, summed over the partitions of its topics
-    end: int  # messages on those partitions (high watermarks)
+    end: int  # messages on those partitions a reader can reach (see _reachable_ends)
 
     @property
     def lag(self) -> int:
@@ -21,7 +22,14 @@ class Position(NamedTuple):
 
 def _consumer(group: str) -> Consumer:
     return Consumer(
-        {"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": group, "enable.auto.commit": False, "log_level": 0}
+        {
+            "bootstrap.servers": config.KAFKA_BOOTSTRAP,
+            "group.id": group,
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "isolation.level": "read_committed",
+            "log_level": 0,
+        }
     )
 
 
@@ -29,14 +37,50 @@ def _partitions(consumer: Consumer, topics: list[str]) -> list[TopicPartition]:
     return [TopicPartition(t, p) for t in topics for p in consumer.list_topics(t, timeout=5).topics[t].partitions]
 
 
+# A transaction's commit marker takes an offset but is never delivered, and Flink's Kafka source commits
+# the offset after the last record it read (FLINK-33484): a group that read everything stands before the
+# markers at the end of a partition. So the end that counts is the one after the last record a reader
+# gets, looked for among the partition's last few offsets (a run of markers is one per open producer).
+TAIL = 16
+
+
+def _reachable_ends(consumer: Consumer, partitions: list[TopicPartition]) -> dict[tuple[str, int], int]:
+    ends, tails = {}, []
+    for tp in partitions:
+        low, high = consumer.get_watermark_offsets(tp, timeout=5)
+        ends[tp.topic, tp.partition] = high
+        if high > low:
+            tails.append(TopicPartition(tp.topic, tp.partition, max(low, high - TAIL)))
+    if not tails:
+        return ends
+    last = {(tp.topic, tp.partition): tp.offset - 1 for tp in tails}  # no record in the tail: its start
+    consumer.assign(tails)
+    open_, deadline = set(last), time.monotonic() + 5
+    while open_ and time.monotonic() < deadline:
+        for msg in consumer.consume(500, timeout=0.5):
+            key = (msg.topic(), msg.partition())
+            if msg.error():
+                if msg.error().code() == KafkaError._PARTITION_EOF:
+                    open_.discard(key)
+            else:
+                last[key] = msg.offset()
+    consumer.unassign()
+    for key in last.keys() - open_:
+        ends[key] = last[key] + 1
+    return ends
+
+
 def position(group: str, topics: list[str]) -> Position:
-    """Where the consumer group stands on `topics`."""
+    """Where the consumer group stands on `topics`: a partition counts as read to its reachable end once
+    the group has committed that far."""
     consumer = _consumer(group)
     try:
+        partitions = _partitions(consumer, topics)
+        ends = _reachable_ends(consumer, partitions)
         committed = end = 0
-        for tp in consumer.committed(_partitions(consumer, topics), timeout=5):
-            high = consumer.get_watermark_offsets(tp, timeout=5)[1]
-            committed, end = committed + max(tp.offset, 0), end + high
+        for tp in consumer.committed(partitions, timeout=5):
+            reachable = ends[tp.topic, tp.partition]
+            committed, end = committed + min(max(tp.offset, 0), reachable), end + reachable
         return Position(committed, end)
     finally:
         consumer.close()

@@ -54,8 +54,8 @@ def statements(env, args):
     # The inventory is read whole at every start: a path published once holds until its next version.
     inventory = Namespace(**{**vars(args), "from_earliest": True})
     env.execute_sql(tables.topology(runtime.kafka_options(inventory, JOB, args.topology)))
-    env.execute_sql(tables.sink(args.kafka, args.output_prefix))
-    env.execute_sql(tables.incidents_sink(args.kafka, args.output_prefix))
+    env.execute_sql(tables.sink(runtime.kafka_sink(args, JOB)))
+    env.execute_sql(tables.incidents_sink(runtime.kafka_sink(args, JOB)))
     env.create_java_temporary_function("detect_incidents", DETECTOR_CLASS)
     views = {
         **tables.views(method),

@@ -4,6 +4,7 @@ fabric, array and unexplained parts out (telemetry.breakdown). The method is in 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from flink_jobs.common.sql import window_start
@@ -64,7 +65,7 @@ def topology(kafka_options: str) -> str:
     ) WITH ({kafka_options}, 'format' = 'json', 'json.ignore-parse-errors' = 'true')"""
 
 
-def sink(bootstrap: str, prefix: str | None = None) -> str:
+def sink(kafka_sink: Callable[[str, str], str]) -> str:
     return f"""
     CREATE TABLE breakdown (
         `path` STRING, window_start TIMESTAMP_LTZ(3), window_s INT, customer STRING, site STRING, host STRING,
@@ -72,12 +73,9 @@ def sink(bootstrap: str, prefix: str | None = None) -> str:
         array_switch_port STRING, `array` STRING, volume STRING, path_valid_from TIMESTAMP_LTZ(3), ios BIGINT,
         host_us DOUBLE, host_queueing_us DOUBLE, fabric_us DOUBLE, array_us DOUBLE, unexplained_us DOUBLE,
         hba_busy DOUBLE, port_stall DOUBLE, port_discards DOUBLE
-    ) WITH ('connector' = 'kafka', 'topic' = '{topics.with_prefix(topics.BREAKDOWN, prefix)}',
-            'properties.bootstrap.servers' = '{bootstrap}',
+    ) WITH ({kafka_sink("breakdown", topics.BREAKDOWN)},
             'key.format' = 'raw', 'key.fields' = 'path', 'value.fields-include' = 'EXCEPT_KEY',
-            'value.format' = 'json', 'value.json.timestamp-format.standard' = 'ISO-8601',
-            'sink.delivery-guarantee' = 'at-least-once', 'properties.compression.type' = 'lz4',
-            'properties.linger.ms' = '20')"""
+            'value.format' = 'json', 'value.json.timestamp-format.standard' = 'ISO-8601')"""
 
 
 def views(m: Method) -> dict[str, str]:
@@ -227,13 +225,11 @@ def insert_incidents(i: Incidents, window_s: int) -> str:
         open_after => {i.open_after}, close_after => {i.close_after}, uid => 'incidents')"""
 
 
-def incidents_sink(bootstrap: str, prefix: str | None = None) -> str:
+def incidents_sink(kafka_sink: Callable[[str, str], str]) -> str:
     return f"""
     CREATE TABLE incidents (
         contributor STRING, component STRING, path STRING, incident_id STRING, site STRING,
         started_at TIMESTAMP_LTZ(3), ended_at TIMESTAMP_LTZ(3), last_window TIMESTAMP_LTZ(3), windows INT,
         ios BIGINT, baseline_us DOUBLE, excess_us DOUBLE, peak_us DOUBLE, severity STRING
-    ) WITH ('connector' = 'kafka', 'topic' = '{topics.with_prefix(topics.INCIDENTS, prefix)}',
-            'properties.bootstrap.servers' = '{bootstrap}',
-            'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601',
-            'sink.delivery-guarantee' = 'at-least-once', 'properties.linger.ms' = '20')"""
+    ) WITH ({kafka_sink("incidents", topics.INCIDENTS)},
+            'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601')"""

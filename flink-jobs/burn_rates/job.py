@@ -34,7 +34,7 @@ def statements(env, args):
         runtime.kafka_options(inventory, JOB, args.topology),
     ):
         env.execute_sql(ddl)
-    for ddl in tables.sinks(args.kafka, args.output_prefix):
+    for ddl in tables.sinks(runtime.kafka_sink(args, JOB)):
         env.execute_sql(ddl)
     env.create_java_temporary_function("evaluate_burn_rates", EVALUATOR_CLASS)
     for name, query in {**tables.VIEWS, "slo_ios": tables.slo_ios(slos)}.items():

@@ -5,6 +5,8 @@ rates raise (alerts.slo). The method is in README.md."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ingest import topics
 from slo.definitions import Definitions, Slo
 
@@ -145,20 +147,18 @@ def insert_alerts(d: Definitions) -> str:
         period_days => {round(d.period_days)}, uid => 'burn-rates')"""
 
 
-def sinks(bootstrap: str, prefix: str | None = None) -> list[str]:
-    kafka = f"""'properties.bootstrap.servers' = '{bootstrap}', 'format' = 'json',
-            'json.timestamp-format.standard' = 'ISO-8601', 'sink.delivery-guarantee' = 'at-least-once',
-            'properties.linger.ms' = '20'"""
+def sinks(kafka_sink: Callable[[str, str], str]) -> list[str]:
+    json = "'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601'"
     return [
         f"""
     CREATE TABLE slo_windows (
         slo STRING, entity STRING, `path` STRING, site STRING, window_start TIMESTAMP_LTZ(3), bucket INT, good DOUBLE,
         total DOUBLE, objective DOUBLE
-    ) WITH ('connector' = 'kafka', 'topic' = '{topics.with_prefix(topics.SLO_WINDOWS, prefix)}', {kafka})""",
+    ) WITH ({kafka_sink("slo_windows", topics.SLO_WINDOWS)}, {json})""",
         f"""
     CREATE TABLE slo_alerts (
         ts TIMESTAMP_LTZ(3), slo STRING, entity STRING, site STRING, severity STRING, `state` STRING, burn_5m DOUBLE,
         burn_30m DOUBLE, burn_1h DOUBLE, burn_2h DOUBLE, burn_6h DOUBLE, burn_1d DOUBLE, burn_3d DOUBLE,
         budget_left DOUBLE, period_good DOUBLE, period_total DOUBLE
-    ) WITH ('connector' = 'kafka', 'topic' = '{topics.with_prefix(topics.SLO_ALERTS, prefix)}', {kafka})""",
+    ) WITH ({kafka_sink("slo_alerts", topics.SLO_ALERTS)}, {json})""",
     ]

@@ -4,19 +4,33 @@ Local mode runs each job on a mini-cluster inside its Python process; the same j
 to a JobManager with `flink run --python` in the docker-compose shape. Endpoints come from the
 environment: SANLENS_KAFKA (bootstrap servers), SANLENS_LIB (connector jars, the jobs' Java functions),
 SANLENS_RUN (state).
+
+Exactly once, end to end: every Kafka sink writes in transactions that commit with the job's checkpoints,
+every source reads committed data only, and a job started again (by the supervisor after a crash, or by
+`./sanlens up` after `down`) resumes from its group's last retained checkpoint: its Kafka offsets and its
+per-series state (the previous value of each cumulative counter) together, so a restart neither replays
+an output twice nor costs a baseline.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from pyflink.common import Configuration
 from pyflink.table import EnvironmentSettings, TableEnvironment
+
+from ingest import topics
+
+# The broker's transaction.max.timeout.ms (15 min): a transaction stays open from one checkpoint to the
+# next, and Kafka's producer default (60 s) would abort it on the broker under a slow checkpoint.
+TRANSACTION_TIMEOUT_MS = 900_000
 
 
 def arguments(description: str, extra: list[tuple[tuple, dict]] = (), parallelism: int = 2) -> argparse.Namespace:
@@ -39,8 +53,30 @@ def state_dir(job: str) -> Path:
     return Path(os.environ.get("SANLENS_RUN", Path.cwd() / ".sanlens" / "run")) / "flink" / job
 
 
+def group(args: argparse.Namespace, job: str) -> str:
+    return args.group or f"sanlens-{job}"
+
+
+def latest_checkpoint(checkpoints: Path) -> Path | None:
+    """The newest complete checkpoint (one with its _metadata) under `checkpoints`/<job id>/chk-<n>; the
+    folders of earlier runs it does not need are deleted."""
+    done = sorted(checkpoints.glob("*/chk-*/_metadata"), key=lambda m: m.stat().st_mtime)
+    if not done:
+        return None
+    latest = done[-1].parent
+    for run in checkpoints.iterdir():
+        if run != latest.parent:
+            shutil.rmtree(run, ignore_errors=True)
+    return latest
+
+
 def table_env(job: str, args: argparse.Namespace) -> TableEnvironment:
     state = state_dir(job)
+    checkpoints = state / "checkpoints" / group(args, job)
+    checkpoints.mkdir(parents=True, exist_ok=True)
+    restore = latest_checkpoint(checkpoints)
+    if restore:
+        print(f"resuming from {restore}", flush=True)
     tmp = state / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     lib = Path(os.environ.get("SANLENS_LIB", ".sanlens/lib"))
@@ -58,7 +94,11 @@ def table_env(job: str, args: argparse.Namespace) -> TableEnvironment:
         "web.upload.dir": str(tmp),
         "python.executable": sys.executable,
         "execution.checkpointing.interval": "10 s",
-        "execution.checkpointing.dir": (state / "checkpoints").resolve().as_uri(),
+        "execution.checkpointing.dir": checkpoints.resolve().as_uri(),
+        # kept when the job is cancelled (./sanlens down) or dies, for the next start to resume from
+        "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
+        # a job whose plan changed keeps the state of the operators it still has
+        "execution.state-recovery.ignore-unclaimed-state": "true",
         "table.exec.source.idle-timeout": "5 s",
         "table.local-time-zone": "UTC",
         # SQL operators never hold on to a row they passed on, so chained operators may hand rows over
@@ -66,6 +106,8 @@ def table_env(job: str, args: argparse.Namespace) -> TableEnvironment:
         "pipeline.object-reuse": "true",
     }.items():
         conf.set_string(key, value)
+    if restore:
+        conf.set_string("execution.state-recovery.path", restore.resolve().as_uri())
     return TableEnvironment.create(
         EnvironmentSettings.new_instance().in_streaming_mode().with_configuration(conf).build()
     )
@@ -78,13 +120,37 @@ def kafka_options(args: argparse.Namespace, job: str, topic: str) -> str:
         "connector": "kafka",
         "topic": topic,
         "properties.bootstrap.servers": args.kafka,
-        "properties.group.id": args.group or f"sanlens-{job}",
+        "properties.group.id": group(args, job),
         "scan.startup.mode": startup,
         "properties.auto.offset.reset": "earliest",
+        "properties.isolation.level": "read_committed",  # what the upstream jobs' checkpoints committed
     }
     if args.bounded:
         opts["scan.bounded.mode"] = "latest-offset"
     return ", ".join(f"'{k}' = '{v}'" for k, v in opts.items())
+
+
+def kafka_sink(args: argparse.Namespace, job: str) -> Callable[[str, str], str]:
+    """WITH options of the job's Kafka sink tables, as `sink(table, topic id)`: the contract's topic (or
+    PREFIX.topic with --output-prefix), written exactly once in transactions committed by checkpoints."""
+
+    def options(table: str, topic: str) -> str:
+        opts = {
+            "connector": "kafka",
+            "topic": topics.with_prefix(topic, getattr(args, "output_prefix", None)),
+            "properties.bootstrap.servers": args.kafka,
+            "sink.delivery-guarantee": "exactly-once",
+            # unique among the jobs that write at the same time, and the same after a restart, so that
+            # the restarted job aborts what its predecessor left open
+            "sink.transactional-id-prefix": f"{group(args, job)}-{table}",
+            "properties.transaction.timeout.ms": str(TRANSACTION_TIMEOUT_MS),
+            "properties.compression.type": "lz4",
+            "properties.linger.ms": "20",
+            "properties.batch.size": "524288",
+        }
+        return ", ".join(f"'{k}' = '{v}'" for k, v in opts.items())
+
+    return options
 
 
 def run_until_stopped(result) -> None:

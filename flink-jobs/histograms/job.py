@@ -28,7 +28,7 @@ def main() -> None:
     env = runtime.table_env(JOB, args)
     env.get_config().set("table.exec.state.ttl", "10 min")  # the host join's state: latency meets its rate
     env.execute_sql(tables.samples(runtime.kafka_options(args, JOB, args.input)))
-    for ddl in tables.sinks(args.kafka, args.output_prefix):
+    for ddl in tables.sinks(runtime.kafka_sink(args, JOB)):
         env.execute_sql(ddl)
     statements = env.create_statement_set()
     statements.add_insert_sql(tables.insert_histograms(args.window))

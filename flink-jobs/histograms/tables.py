@@ -4,6 +4,8 @@ interval averages (telemetry.samples) in, service-time histograms per window on 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flink_jobs.common.sql import window_start
 from ingest import buckets, topics
 
@@ -22,19 +24,19 @@ def samples(kafka_options: str) -> str:
     ) WITH ({kafka_options}, 'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601')"""
 
 
-def sinks(bootstrap: str, prefix: str | None = None) -> list[str]:
+def sinks(kafka_sink: Callable[[str, str], str]) -> list[str]:
+    """Both INSERTs write `telemetry.histograms`, each through a sink table of its own: a transactional
+    Kafka sink is one writer, with a transactional id of its own."""
     return [
         f"""
-    CREATE TABLE histograms (
+    CREATE TABLE {table} (
         series STRING, window_start TIMESTAMP_LTZ(3), window_s INT, sample_ts TIMESTAMP_LTZ(3), source STRING,
         site STRING, `array` STRING, volume STRING, host STRING, disk STRING, host_port STRING, direction STRING,
         bucket INT, ios BIGINT
-    ) WITH ('connector' = 'kafka', 'topic' = '{topics.with_prefix(topics.HISTOGRAMS, prefix)}',
-            'properties.bootstrap.servers' = '{bootstrap}',
+    ) WITH ({kafka_sink(table, topics.HISTOGRAMS)},
             'key.format' = 'raw', 'key.fields' = 'series', 'value.fields-include' = 'EXCEPT_KEY',
-            'value.format' = 'json', 'value.json.timestamp-format.standard' = 'ISO-8601',
-            'sink.delivery-guarantee' = 'at-least-once', 'properties.compression.type' = 'lz4',
-            'properties.linger.ms' = '20')"""
+            'value.format' = 'json', 'value.json.timestamp-format.standard' = 'ISO-8601')"""
+        for table in ("histograms", "host_histograms")
     ]
 
 
@@ -57,7 +59,7 @@ def insert_host_histograms(window_s: int, host_interval_s: int) -> str:
     latency = " ".join(f"WHEN '{m}' THEN '{d}'" for m, (d, _) in HOST_LATENCY.items())
     rate = " ".join(f"WHEN '{m}' THEN '{r}'" for m, (_, r) in HOST_LATENCY.items())
     return f"""
-    INSERT INTO histograms
+    INSERT INTO host_histograms
     SELECT l.host || ':' || l.disk, {window_start("l.ts", window_s)}, {window_s}, l.ts, '{HOST_SOURCE}', l.site, '',
         '', l.host, l.disk, '',
         CASE l.metric {latency} END, {bucket_of("l.`value` / 1000.0")},

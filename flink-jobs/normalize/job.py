@@ -16,7 +16,7 @@ def statements(env, args):
     """The job's sources, views and sinks registered in `env`; its three INSERTs as one statement set."""
     functions.register(env, runtime.state_dir(JOB))
     env.execute_sql(tables.raw_metrics(runtime.kafka_options(args, JOB, args.input)))
-    for ddl in tables.sinks(args.kafka, args.output_prefix):
+    for ddl in tables.sinks(runtime.kafka_sink(args, JOB)):
         env.execute_sql(ddl)
     for name, query in tables.views(args.bounded).items():
         env.create_temporary_view(name, env.sql_query(query))

@@ -3,6 +3,8 @@ job's own accounting out (docs/contract.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flink_jobs.normalize.catalog import ENTITY_KEYS
 from ingest import topics
 
@@ -31,40 +33,38 @@ def raw_metrics(kafka_options: str) -> str:
             'value.fields-include' = 'EXCEPT_KEY')"""
 
 
-def _sink(name: str, topic: str, bootstrap: str, columns: str, key: str | None = None) -> str:
+def _sink(kafka_sink: Callable[[str, str], str], name: str, topic: str, columns: str, key: str | None = None) -> str:
     keyed = f"'key.format' = 'raw', 'key.fields' = '{key}', 'value.fields-include' = 'EXCEPT_KEY'," if key else ""
     return f"""
     CREATE TABLE {name} ({columns}
-    ) WITH ('connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '{bootstrap}', {keyed}
-            'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601',
-            'sink.delivery-guarantee' = 'at-least-once', 'properties.compression.type' = 'lz4',
-            'properties.linger.ms' = '20', 'properties.batch.size' = '524288')"""
+    ) WITH ({kafka_sink(name, topic)}, {keyed} 'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601')"""
 
 
-def sinks(bootstrap: str, prefix: str | None = None) -> list[str]:
+def sinks(kafka_sink: Callable[[str, str], str]) -> list[str]:
+    """The job's three sink tables; `kafka_sink(table, topic)` gives their Kafka options (common/runtime)."""
     entity_columns = "".join(f"\n        `{key}` STRING," for key in ENTITY_KEYS)
     return [
         _sink(
+            kafka_sink,
             "samples",
-            topics.with_prefix(topics.SAMPLES, prefix),
-            bootstrap,
+            topics.SAMPLES,
             f"""
         source STRING, ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, unit STRING, bucket INT,{entity_columns}
         arrived_at TIMESTAMP_LTZ(3)""",
             key="source",
         ),
         _sink(
+            kafka_sink,
             "deadletter",
-            topics.with_prefix(topics.DEADLETTER, prefix),
-            bootstrap,
+            topics.DEADLETTER,
             """
         ts TIMESTAMP_LTZ(3), stage STRING, reason STRING, detail STRING, topic STRING, `partition` INT,
         `offset` BIGINT, payload STRING""",
         ),
         _sink(
+            kafka_sink,
             "accounting",
-            topics.with_prefix(topics.ACCOUNTING, prefix),
-            bootstrap,
+            topics.ACCOUNTING,
             """
         window_start TIMESTAMP_LTZ(3), stage STRING, site STRING, unit STRING, outcome STRING, reason STRING,
         records BIGINT""",

@@ -41,7 +41,7 @@ def statements(env, args):
     """The job's source, view and sink registered in `env`; its INSERT as a statement set."""
     episodes = tables.Episodes(**{f.name: getattr(args, f.name) for f in fields(tables.Episodes)})
     env.execute_sql(tables.samples(runtime.kafka_options(args, JOB, args.input)))
-    env.execute_sql(tables.sink(args.kafka, args.output_prefix))
+    env.execute_sql(tables.sink(runtime.kafka_sink(args, JOB)))
     env.create_java_temporary_function("detect_tier_episodes", DETECTOR_CLASS)
     env.create_temporary_view("tier_samples", env.sql_query(tables.tier_samples(episodes.window_s)))
     inserts = env.create_statement_set()

@@ -3,6 +3,7 @@ tier-migration episodes its Tier 0 share shows out (telemetry.tier_episodes). Th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from flink_jobs.common.sql import window_start
@@ -59,14 +60,12 @@ def insert_episodes(e: Episodes) -> str:
         settle_noise => {e.settle_noise!r}E0, rejoin_windows => {e.rejoin_windows}, uid => 'tier-episodes')"""
 
 
-def sink(bootstrap: str, prefix: str | None = None) -> str:
+def sink(kafka_sink: Callable[[str, str], str]) -> str:
     return f"""
     CREATE TABLE tier_episodes (
         `array` STRING, volume STRING, episode_id STRING, site STRING, direction STRING,
         started_at TIMESTAMP_LTZ(3), detected_at TIMESTAMP_LTZ(3), settled_at TIMESTAMP_LTZ(3),
         last_window TIMESTAMP_LTZ(3), windows INT, tier0_share_before DOUBLE, tier0_share_reached DOUBLE,
         tier0_bytes_reached DOUBLE, noise DOUBLE, page_moves_up DOUBLE, page_moves_down DOUBLE
-    ) WITH ('connector' = 'kafka', 'topic' = '{topics.with_prefix(topics.TIER_EPISODES, prefix)}',
-            'properties.bootstrap.servers' = '{bootstrap}',
-            'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601',
-            'sink.delivery-guarantee' = 'at-least-once', 'properties.linger.ms' = '20')"""
+    ) WITH ({kafka_sink("tier_episodes", topics.TIER_EPISODES)},
+            'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601')"""
