@@ -27,9 +27,10 @@ STAGES = {job: (flink.group(job), inputs) for job, inputs in flink.INPUTS.items(
     "loader": (loader.GROUP, list(DEFAULT_ROUTES))
 }
 
-# Telegraf's heartbeat keeps arriving, and Flink commits its offsets only at checkpoints (10 s):
-# "caught up" is a lag below what a few heartbeats add.
-CAUGHT_UP_LAG = 20
+# Telegraf's heartbeat keeps arriving, a Flink job sees its input only once the job before it has
+# checkpointed, and commits its offsets only at its own checkpoints (10 s each): a caught-up job stands up
+# to two checkpoints of heartbeat samples behind (about 20 each). "Caught up" is a lag below that.
+CAUGHT_UP_LAG = 100
 RATE_OVER_S = 30  # committed offsets per second are measured over this much recent time
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 from typing import NamedTuple
 
-from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka import Consumer, IsolationLevel, KafkaError, TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from sanlensctl import config
 
@@ -37,32 +38,40 @@ def _partitions(consumer: Consumer, topics: list[str]) -> list[TopicPartition]:
     return [TopicPartition(t, p) for t in topics for p in consumer.list_topics(t, timeout=5).topics[t].partitions]
 
 
-# A transaction's commit marker takes an offset but is never delivered, and Flink's Kafka source commits
-# the offset after the last record it read (FLINK-33484): a group that read everything stands before the
-# markers at the end of a partition. So the end that counts is the one after the last record a reader
-# gets, looked for among the partition's last few offsets (a run of markers is one per open producer).
+# The Flink jobs write in transactions. A reader (read_committed) gets no further than the last stable
+# offset, where the oldest open transaction starts; and a commit marker takes an offset but is never
+# delivered, while Flink's Kafka source commits the offset after the last record it read (FLINK-33484):
+# a group that read everything stands before the markers at the end of what is stable. So the end that
+# counts is the one after the last record before the last stable offset, looked for among the offsets
+# just before it (a run of markers is one per producer).
 TAIL = 16
 
 
 def _reachable_ends(consumer: Consumer, partitions: list[TopicPartition]) -> dict[tuple[str, int], int]:
+    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "log_level": 0})
+    committed_only = IsolationLevel.READ_COMMITTED
+    stable_ends, starts = (
+        admin.list_offsets({tp: spec for tp in partitions}, isolation_level=committed_only, request_timeout=5)
+        for spec in (OffsetSpec.latest(), OffsetSpec.earliest())
+    )
     ends, tails = {}, []
-    for tp in partitions:
-        low, high = consumer.get_watermark_offsets(tp, timeout=5)
-        ends[tp.topic, tp.partition] = high
-        if high > low:
-            tails.append(TopicPartition(tp.topic, tp.partition, max(low, high - TAIL)))
+    for tp, future in stable_ends.items():
+        stable, low = future.result().offset, starts[tp].result().offset
+        ends[tp.topic, tp.partition] = stable
+        if stable > low:
+            tails.append(TopicPartition(tp.topic, tp.partition, max(low, stable - TAIL)))
     if not tails:
         return ends
     last = {(tp.topic, tp.partition): tp.offset - 1 for tp in tails}  # no record in the tail: its start
     consumer.assign(tails)
     open_, deadline = set(last), time.monotonic() + 5
     while open_ and time.monotonic() < deadline:
-        for msg in consumer.consume(500, timeout=0.5):
+        for msg in consumer.consume(500, timeout=0.1):
             key = (msg.topic(), msg.partition())
             if msg.error():
                 if msg.error().code() == KafkaError._PARTITION_EOF:
                     open_.discard(key)
-            else:
+            elif msg.offset() < ends[key]:
                 last[key] = msg.offset()
     consumer.unassign()
     for key in last.keys() - open_:

@@ -14,6 +14,9 @@ JOB = "burn_rates"
 # One subtask keeps each entity's windows in order through the joins, which the evaluator relies on.
 PARALLELISM = 1
 EVALUATOR_CLASS = "io.sanlens.burnrates.EvaluateBurnRates"
+# Its joins hold 20 minutes of the faster input (hundreds of MB in a backfill), all copied at each
+# checkpoint: every 10 s took a core. Its windows and alerts are out up to 30 s later for it.
+CHECKPOINT_INTERVAL = "30 s"
 OPTIONS = [
     (("--input",), {"default": topics.HISTOGRAMS, "help": "topic of service-time histograms"}),
     (("--breakdown",), {"default": topics.BREAKDOWN, "help": "topic of the paths' latency windows"}),
@@ -47,7 +50,8 @@ def statements(env, args):
 
 def main() -> None:
     args = runtime.arguments(__doc__, OPTIONS, PARALLELISM)
-    runtime.run_until_stopped(statements(runtime.table_env(JOB, args), args).execute())
+    env = runtime.table_env(JOB, args, CHECKPOINT_INTERVAL)
+    runtime.run_until_stopped(statements(env, args).execute())
 
 
 if __name__ == "__main__":

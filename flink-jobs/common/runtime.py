@@ -70,7 +70,9 @@ def latest_checkpoint(checkpoints: Path) -> Path | None:
     return latest
 
 
-def table_env(job: str, args: argparse.Namespace) -> TableEnvironment:
+def table_env(job: str, args: argparse.Namespace, checkpoint_interval: str = "10 s") -> TableEnvironment:
+    """The job's environment; its outputs become visible downstream with each checkpoint, every
+    `checkpoint_interval` (a job with a large state takes a longer one: each checkpoint copies it all)."""
     state = state_dir(job)
     checkpoints = state / "checkpoints" / group(args, job)
     checkpoints.mkdir(parents=True, exist_ok=True)
@@ -93,7 +95,7 @@ def table_env(job: str, args: argparse.Namespace) -> TableEnvironment:
         "web.tmpdir": str(tmp),
         "web.upload.dir": str(tmp),
         "python.executable": sys.executable,
-        "execution.checkpointing.interval": "10 s",
+        "execution.checkpointing.interval": checkpoint_interval,
         "execution.checkpointing.dir": checkpoints.resolve().as_uri(),
         # kept when the job is cancelled (./sanlens down) or dies, for the next start to resume from
         "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",

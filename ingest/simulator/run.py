@@ -8,6 +8,7 @@ span, produced as fast as possible to telemetry.metrics in the JSON Telegraf wou
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -85,14 +86,15 @@ class Run:
 
     def realtime(
         self,
-        telegraf: tuple[str, int],
+        telegraf: tuple[str, int] | None,
         progress: Callable[[int, int], None] | None = None,
         stop: threading.Event | None = None,
     ) -> int:
-        """Host metrics into Telegraf every interval (on the simulated clock); endpoints must be served."""
+        """Host metrics into Telegraf every interval (on the simulated clock); endpoints must be served.
+        With `telegraf` None the hosts stay silent: only the arrays and switches are polled."""
         self.publish_topology()
         wall0 = time.monotonic()
-        with socket.create_connection(telegraf, timeout=10) as sock:
+        with socket.create_connection(telegraf, timeout=10) if telegraf else contextlib.nullcontext() as sock:
             for i in range(self.intervals):
                 if stop is not None and stop.is_set():
                     break
@@ -102,11 +104,12 @@ class Run:
                     self.step()
                     ts_ns = int(self.fleet.t * 1e9)
                     metrics = [m for h in self.s.hosts.values() for m in formats.host_metrics(self.fleet, h)]
-                lines = [formats.line(m, tags, fields, ts_ns) for m, tags, fields in metrics]
-                sock.sendall(("\n".join(lines) + "\n").encode())
-                for m, _, _ in metrics:
-                    self.truth.count(m)
-                self.sent += len(lines)
+                if sock is not None:
+                    lines = [formats.line(m, tags, fields, ts_ns) for m, tags, fields in metrics]
+                    sock.sendall(("\n".join(lines) + "\n").encode())
+                    for m, _, _ in metrics:
+                        self.truth.count(m)
+                    self.sent += len(lines)
                 if progress:
                     progress(i + 1, self.sent)
         return self.sent
