@@ -134,9 +134,10 @@ class Loader:
                 t0 = time.monotonic()
                 self.load(messages)
                 spent["loading"] += time.monotonic() - t0
+                last_commit = time.monotonic()
             elif time.monotonic() - last_commit > IDLE_COMMIT_S:
                 self.commit()
-            last_commit = time.monotonic() if messages else last_commit
+                last_commit = time.monotonic()
             if self.rollup_every and time.monotonic() - last_rollup > max(self.rollup_every, rollup_gap):
                 t0 = time.monotonic()
                 self.roll_up()
