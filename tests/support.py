@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
+import socketserver
 import subprocess
 import sys
 import threading
@@ -137,6 +139,38 @@ def play_through_telegraf(run, name: str) -> None:
     with polled_by_telegraf(run, name):
         run.realtime(("127.0.0.1", config.TELEGRAF_LISTENER_PORT))
     run.close()
+
+
+class TcpForward:
+    """Connections to 127.0.0.1:`port` forwarded to 127.0.0.1:`target` (a thread per direction), so that a
+    test decides when a client (a Telegraf bootstrapping from Kafka) can reach it."""
+
+    def __init__(self, port: int, target: int):
+        class Pipe(socketserver.BaseRequestHandler):
+            def handle(self):
+                with socket.create_connection(("127.0.0.1", target)) as upstream:
+                    back = threading.Thread(target=self.copy, args=(upstream, self.request), daemon=True)
+                    back.start()
+                    self.copy(self.request, upstream)
+                    back.join()
+
+            @staticmethod
+            def copy(src, dst):
+                with contextlib.suppress(OSError):
+                    while data := src.recv(65536):
+                        dst.sendall(data)
+                with contextlib.suppress(OSError):
+                    dst.shutdown(socket.SHUT_WR)
+
+        class Server(socketserver.ThreadingTCPServer):
+            allow_reuse_address, daemon_threads = True, True
+
+        self.server = Server(("127.0.0.1", port), Pipe)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 class WebhookReceiver:

@@ -19,19 +19,20 @@ SITE_ENV = {
 }
 
 
-def config_check(path) -> subprocess.CompletedProcess:
+def config_check(path, buffer_dir) -> subprocess.CompletedProcess:
+    """`telegraf config check`, which creates the disk buffer's folder (`buffer_dir`)."""
     return subprocess.run(
         [str(telegraf.BINARY), "config", "check", "--config", str(path)],
         capture_output=True,
         text=True,
-        env={**telegraf.env(), **SITE_ENV},
+        env={**telegraf.env(), **SITE_ENV, "SANLENS_BUFFER_DIR": str(buffer_dir)},
         timeout=60,
     )
 
 
-def test_local_and_poller_telegraf_configs_pass_telegraf_config_check():
+def test_local_and_poller_telegraf_configs_pass_telegraf_config_check(tmp_path):
     for path in (telegraf.CONFIG, ROOT / "ingest" / "telegraf" / "poller" / "telegraf.conf"):
-        out = config_check(path)
+        out = config_check(path, tmp_path)
         assert out.returncode == 0, (path, out.stdout + out.stderr)
 
 
@@ -41,9 +42,10 @@ def test_host_config_passes_config_check_except_its_windows_only_plugin(tmp_path
     linux = re.sub(r"\[\[inputs\.win_perf_counters\]\].*?(?=\n# sys\.dm_io)", "", text, flags=re.S)
     assert "win_perf_counters" not in linux and "[[inputs.sqlserver]]" in linux
     (tmp_path / "host.conf").write_text(linux)
-    out = config_check(tmp_path / "host.conf")
+    out = config_check(tmp_path / "host.conf", tmp_path / "buffer")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert config_check(ROOT / "ingest" / "telegraf" / "host" / "telegraf.conf").returncode != 0  # as the README says
+    as_shipped = ROOT / "ingest" / "telegraf" / "host" / "telegraf.conf"
+    assert config_check(as_shipped, tmp_path).returncode != 0  # as the README says
 
 
 def test_sample_poller_config_is_what_pollers_py_renders():

@@ -2,13 +2,17 @@
 whole stack; the supervisor (or `./sanlens up`) starts it again, and once the stream is through, the books
 are exact: every record counted in once, every sample in sanlens.metrics once, every accounting window
 balanced, and the histograms (10 s and the hourly rollup per array) equal to the simulator's truth, which a
-lost baseline or a replayed delta would break."""
+lost baseline or a replayed delta would break. The last test builds the dbt marts once over all the faults'
+streams and finds each one's marts equal to those of its truth: what a run without the fault gives."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import socket
+import subprocess
 import threading
 import time
 import uuid
@@ -21,7 +25,7 @@ from ingest import topics
 from ingest.simulator import scenario as scenario_file
 from ingest.simulator.run import Run
 from sanlensctl import config, procs
-from tests.support import polled_by_telegraf, sanlens, wait_until
+from tests.support import ROOT, TcpForward, free_port, polled_by_telegraf, sanlens, wait_until
 
 SCENARIO = """
 name: crash-{id}
@@ -83,6 +87,8 @@ def loaded_per_bucket(ch, table: str, site: str) -> Counter:
 
 
 LOADED = "SELECT count() FROM sanlens.metrics WHERE site = {s:String}"
+# each fault's stream once through, for the marts' test at the end: site -> (the fault, its array model, its truth)
+FAULTED: dict[str, tuple[str, str, list[dict]]] = {}
 
 
 @pytest.mark.parametrize(
@@ -109,7 +115,7 @@ def test_a_component_killed_mid_stream_loses_nothing_and_doubles_nothing(
         )
         assert healed["last_exit"]["process"] == process and procs.pid_of(process) != killed
 
-    through_a_fault(ch, tmp_path, started, crash)
+    through_a_fault(ch, tmp_path, started, crash, f"{process} killed")
 
 
 def test_the_stack_stopped_and_started_mid_stream_resumes_where_it_stopped(stack, ch, tmp_path):
@@ -124,10 +130,10 @@ def test_the_stack_stopped_and_started_mid_stream_resumes_where_it_stopped(stack
         assert out.returncode == 0, out.stdout + out.stderr
         assert resumed() == before + 1  # from the checkpoint its cancellation kept
 
-    through_a_fault(ch, tmp_path, LOADED, down_and_up)
+    through_a_fault(ch, tmp_path, LOADED, down_and_up, "the stack stopped and started")
 
 
-def through_a_fault(ch, tmp_path, started: str, fault) -> None:
+def through_a_fault(ch, tmp_path, started: str, fault, what: str) -> None:
     """A fleet's backfill into telemetry.metrics; `fault()` once the `started` query counts some of its
     output; then the books, once the stream is through."""
     run_id = uuid.uuid4().hex[:6]
@@ -143,9 +149,9 @@ def through_a_fault(ch, tmp_path, started: str, fault) -> None:
     stream.join()
     run.close()
     sent = run.sent
-    truth = truth_per_bucket(
-        [json.loads(line) for line in (tmp_path / "truth" / "histograms.jsonl").read_text().splitlines()]
-    )
+    histograms = [json.loads(line) for line in (tmp_path / "truth" / "histograms.jsonl").read_text().splitlines()]
+    FAULTED[site] = (what, f"M-k{run_id}", histograms)
+    truth = truth_per_bucket(histograms)
 
     def through(books: Counter) -> bool:
         """Every record in, and the verdicts on all records and samples out (they may come a little later,
@@ -194,9 +200,8 @@ customers:
 """
 
 
-def polled_counters(site: str, since_ms: int) -> dict[tuple[str, str, str], list[tuple[int, int]]]:
-    """(array, volume, field) -> [(time, cumulative count)] of the histogram records Telegraf wrote to
-    telemetry.metrics for `site` since `since_ms`, read from Kafka."""
+def records_of(site: str, since_ms: int) -> list[dict]:
+    """The records of `site` in telemetry.metrics, from `since_ms` (the broker's time) to the end now."""
     consumer = Consumer(
         {"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"read-{uuid.uuid4().hex[:6]}", "log_level": 0}
     )
@@ -205,18 +210,29 @@ def polled_counters(site: str, since_ms: int) -> dict[tuple[str, str, str], list
     ends = {tp.partition: consumer.get_watermark_offsets(tp, timeout=10)[1] for tp in starts}
     unread = {tp.partition for tp in starts if 0 <= tp.offset < ends[tp.partition]}
     consumer.assign([tp for tp in starts if tp.partition in unread])
-    series = defaultdict(list)
+    records = []
     while unread and (msg := consumer.poll(10)) is not None:
         if msg.error():
             continue
         if msg.offset() >= ends[msg.partition()] - 1:
             unread.discard(msg.partition())
         record = json.loads(msg.value())
-        if record["name"] == "array_vv_histogram" and record["tags"].get("site") == site:
-            for field, count in record["fields"].items():
-                key = (record["tags"]["array"], record["tags"]["volumeName"], field)
-                series[key].append((record["timestamp"], count))
+        if record["tags"].get("site") == site:
+            records.append(record)
     consumer.close()
+    return records
+
+
+def polled_counters(site: str, since_ms: int) -> dict[tuple[str, str, str], list[tuple[int, int]]]:
+    """(array, volume, field) -> [(time, cumulative count)] of the histogram records Telegraf wrote to
+    telemetry.metrics for `site` since `since_ms`."""
+    series = defaultdict(list)
+    for record in records_of(site, since_ms):
+        if record["name"] == "array_vv_histogram":
+            for field, count in record["fields"].items():
+                series[record["tags"]["array"], record["tags"]["volumeName"], field].append(
+                    (record["timestamp"], count)
+                )
     return series
 
 
@@ -264,3 +280,161 @@ def test_telegraf_killed_mid_stream_costs_resolution_not_ios(stack, ch, tmp_path
         return loaded == moved
 
     wait_until(all_loaded, 120, "every I/O the counters moved by")
+
+
+HOST_AGENT = ROOT / "ingest" / "telegraf" / "host" / "telegraf.conf"
+ONE_HOST = """
+name: agent-{id}
+seed: 13
+interval_s: 10
+duration_s: 60
+customers:
+  - name: c-{id}
+    sites:
+      - name: {site}
+        switches: [{{name: {id}-sw, ports: 8}}]
+        arrays: [{{count: 1, name: "{id}-af", model: M-{id}, media: ssd, firmware: 3.1.3}}]
+        hosts: [{{per_array: 1, name: "{{array}}-sql", workload: tpce, iops: 3000}}]
+"""
+
+
+def host_agent(folder, listener: int, strategy: str):
+    """The host agent's own config (ingest/telegraf/host), its Windows inputs replaced by a socket listener
+    the test writes the host's metrics to, with the buffer `strategy`."""
+    text = HOST_AGENT.read_text()
+    assert 'buffer_strategy = "disk"' in text
+    agent, output = text[: text.index("[[inputs.")], text[text.index("[[outputs.kafka]]") :]
+    listener = (
+        f'[[inputs.socket_listener]]\n  service_address = "tcp://127.0.0.1:{listener}"\n  data_format = "influx"\n\n'
+    )
+    (folder / "host.conf").write_text(agent.replace('"disk"', f'"{strategy}"') + listener + output)
+    return folder / "host.conf"
+
+
+@pytest.mark.parametrize("strategy, kept", [("disk", True), ("memory", False)])
+def test_a_host_agent_killed_while_kafka_is_unreachable_sends_what_it_held_once(stack, ch, tmp_path, strategy, kept):
+    """The host agent's disk buffer (ingest/telegraf/host/telegraf.conf): Kafka cannot be reached (the agent
+    bootstraps through a forwarder that is not up yet), the agent takes an interval of its host's metrics
+    and is killed; started again, with Kafka reachable, it sends them, once, before the next interval's.
+    The same with Telegraf's memory buffer loses them: the kill is one that loses what is held."""
+    from ingest.simulator import formats
+    from ingest.simulator.fleet import Fleet
+    from sanlensctl.components import telegraf
+
+    run_id = uuid.uuid4().hex[:6]
+    site = f"agent-{run_id}"
+    (tmp_path / "agent.yaml").write_text(ONE_HOST.format(id=f"a{run_id}", site=site))
+    s = scenario_file.load(tmp_path / "agent.yaml")
+    fleet = Fleet(s, float(int(time.time()) - 60))
+    held, after = [], []  # the host's lines of the interval the agent holds when killed, and of the next one
+    for lines in (held, after):
+        fleet.step()
+        ts_ns = int(fleet.t * 1e9)
+        lines += [formats.line(m, t, f, ts_ns) for h in s.hosts.values() for m, t, f in formats.host_metrics(fleet, h)]
+    held_ms, after_ms = int(fleet.t * 1000) - s.interval_s * 1000, int(fleet.t * 1000)
+
+    listener, bootstrap = free_port(), free_port()
+    conf = host_agent(tmp_path, listener, strategy)
+    env = dict(
+        os.environ,
+        SANLENS_SITE=site,
+        SANLENS_KAFKA=f"127.0.0.1:{bootstrap}",
+        SANLENS_BUFFER_DIR=str(tmp_path / "buffer"),
+    )
+
+    def agent() -> subprocess.Popen:
+        with (tmp_path / "telegraf.log").open("a") as log:
+            proc = subprocess.Popen(
+                [str(telegraf.BINARY), "--config", str(conf)], env=env, stdout=log, stderr=log, start_new_session=True
+            )
+        wait_until(lambda: listening(listener), 60, "the agent's listener")
+        return proc
+
+    def send(lines: list[str]) -> None:
+        with socket.create_connection(("127.0.0.1", listener), timeout=10) as sock:
+            sock.sendall(("\n".join(lines) + "\n").encode())
+
+    since_ms = int(time.time() * 1000)
+    first = agent()
+    send(held)
+    time.sleep(3)  # into the buffer (ms); the output cannot connect, so nothing leaves it
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    forward = TcpForward(bootstrap, int(config.KAFKA_BOOTSTRAP.rsplit(":", 1)[1]))
+    second = agent()
+    try:
+        send(after)
+        stamps = Counter()
+
+        def after_the_kill_in() -> bool:
+            stamps.clear()
+            stamps.update(r["timestamp"] for r in records_of(site, since_ms))
+            return stamps[after_ms] == len(after)
+
+        wait_until(after_the_kill_in, 60, "the interval sent after the kill in Kafka")
+    finally:
+        os.killpg(second.pid, signal.SIGTERM)
+        second.wait(30)
+        forward.stop()
+    # the held interval is written before the next one (the buffer is in order): it is there now, or lost
+    expected = Counter({held_ms: len(held)} if kept else {}) + Counter({after_ms: len(after)})
+    assert stamps == expected, (tmp_path / "telegraf.log").read_text()[-3000:]
+    if kept:  # and through the pipeline: every record in, none dead-lettered
+        books = wait_until(
+            lambda: (a := accounted(ch, site))["records", "in", ""] == len(held) + len(after) and a,
+            120,
+            "the agent's records through normalize",
+        )
+        assert books["records", "out", ""] == books["records", "in", ""], books
+
+
+def listening(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+        return True
+    return False
+
+
+QUANTILES = (0.5, 0.9, 0.99, 0.999)
+
+
+def test_the_marts_after_each_fault_equal_those_of_its_truth(stack, ch):
+    """Built once after the faults above (it runs last): for each fault's stream, the install-base histogram
+    of its own array model holds the truth's I/Os per firmware, direction, hour and bucket, with the truth's
+    number of arrays behind each, and the percentiles mart's array level the truth's I/Os and the quantiles
+    of the truth's histogram per array, direction and hour."""
+    if not FAULTED:
+        pytest.skip("no fault ran in this session: this test checks the marts of the tests above it")
+    out = sanlens("dbt", "build", "--select", "+install_base_histogram", "+latency_percentiles")
+    assert out.returncode == 0, out.stdout[-3000:]
+    for site, (fault, model, truth) in FAULTED.items():
+        ios, arrays, per_array = Counter(), defaultdict(set), defaultdict(lambda: [0] * 32)
+        for t in truth:
+            for bucket, n in enumerate(t["counts"]):
+                if n:
+                    ios[t["firmware"], t["direction"], t["hour"], bucket] += n
+                    arrays[t["firmware"], t["direction"], t["hour"], bucket].add(t["array"])
+                    per_array[t["array"], t["direction"], t["hour"]][bucket] += n
+        rows = ch.query(
+            "SELECT firmware, direction, toUnixTimestamp(period_start), bucket, ios, arrays "
+            "FROM sanlens_marts.install_base_histogram WHERE array_model = {m:String} AND ios > 0",
+            parameters={"m": model},
+        ).result_rows
+        assert Counter({tuple(r[:4]): r[4] for r in rows}) == ios, f"{fault}: install_base_histogram"
+        assert {tuple(r[:4]): r[5] for r in rows} == {k: len(v) for k, v in arrays.items()}, fault
+
+        rows = ch.query(
+            "SELECT array, direction, toUnixTimestamp(period_start), quantile, latency_ms, ios "
+            "FROM sanlens_marts.latency_percentiles WHERE level = 'array' AND site = {s:String}",
+            parameters={"s": site},
+        ).result_rows
+        measured = {tuple(r[:4]): (r[4], r[5]) for r in rows}
+        expected = {}
+        for key, counts in per_array.items():
+            buckets = [b for b, n in enumerate(counts) if n]
+            latencies = ch.query(
+                "SELECT arrayMap(q -> serviceTimeQuantile({b:Array(UInt8)}, {c:Array(UInt64)}, q), {q:Array(Float64)})",
+                parameters={"b": buckets, "c": [counts[b] for b in buckets], "q": list(QUANTILES)},
+            ).first_row[0]
+            for q, latency in zip(QUANTILES, latencies):
+                expected[(*key, q)] = (pytest.approx(latency, rel=1e-9), sum(counts))
+        assert measured == expected, f"{fault}: latency_percentiles"
