@@ -7,7 +7,6 @@ streams and finds each one's marts equal to those of its truth: what a run witho
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -347,7 +346,7 @@ def test_a_host_agent_killed_while_kafka_is_unreachable_sends_what_it_held_once(
             proc = subprocess.Popen(
                 [str(telegraf.BINARY), "--config", str(conf)], env=env, stdout=log, stderr=log, start_new_session=True
             )
-        wait_until(lambda: listening(listener), 60, "the agent's listener")
+        wait_until(lambda: procs.port_open(listener), 60, "the agent's listener")
         return proc
 
     def send(lines: list[str]) -> None:
@@ -386,12 +385,6 @@ def test_a_host_agent_killed_while_kafka_is_unreachable_sends_what_it_held_once(
             "the agent's records through normalize",
         )
         assert books["records", "out", ""] == books["records", "in", ""], books
-
-
-def listening(port: int) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-        return True
-    return False
 
 
 QUANTILES = (0.5, 0.9, 0.99, 0.999)
