@@ -40,7 +40,7 @@ def statements(env, args):
     for ddl in tables.sinks(runtime.kafka_sink(args, JOB)):
         env.execute_sql(ddl)
     env.create_java_temporary_function("evaluate_burn_rates", EVALUATOR_CLASS)
-    for name, query in {**tables.VIEWS, "slo_ios": tables.slo_ios(slos)}.items():
+    for name, query in {**tables.VIEWS, **tables.slo_views(slos)}.items():
         env.create_temporary_view(name, env.sql_query(query))
     inserts = env.create_statement_set()
     inserts.add_insert_sql(tables.INSERT_WINDOWS)

@@ -11,13 +11,15 @@ from ingest import topics
 from slo.definitions import Definitions, Slo
 
 # How long a window's histogram waits for the path's latency window, and the other way round (processing
-# time). The two topics are read at their own paces: in a backlog the breakdown's (one row per path and
-# window) runs ahead of the histograms' (a row per bucket) by up to most of the time the backlog takes, and
-# at 2 minutes a 7-hour backfill lost more than half of its windows. The state holds that much of the faster
-# side's output on the heap (10 minutes of a 200-array backfill filled 640 MB; the job has 1.5 GB). In
-# RocksDB (tried with exactly-once sinks, on a loaded machine) the job fell a million messages behind in the
-# test suite (not measured apart).
+# time). The two topics are read at their own paces: in a backfill the histograms' (a row per bucket) and the
+# breakdown's (a row per path and window) drift apart by up to most of the time the backlog takes, and at 2
+# minutes a 7-hour backfill lost more than half of its windows. The join is keyed by window and volume, so each
+# key holds a handful of rows and the state's clean-up stays cheap.
 JOIN_TTL = "20 min"
+# How long data waits for the inventory (read whole at every start, in seconds): the inventory itself is kept
+# without a time-to-live (one row per array and path). Flink's heap state cleans a key's rows by copying all of
+# them at every access: a join keyed by array that kept 20 minutes of histogram rows took 87 % of the job's CPU.
+INVENTORY_WAIT = "1 min"
 FIRST = "ORDER BY proc ASC"  # keep-first deduplication: append-only, and a path's figures are the same in every version
 
 
@@ -42,6 +44,9 @@ def sources(histograms: str, breakdown: str, topology: str) -> list[str]:
     ]
 
 
+# The inventory joins keep the inventory's side without a time-to-live ('0 ms'): an array or a path is
+# published once, and each is one row (the deduplications make `array`, and site, host and disk, unique keys,
+# so a version published again replaces the earlier one in the join instead of doubling it).
 VIEWS = {
     # a path's window once: the breakdown sends it for every version of the path (the figures are the same)
     "path_windows": f"""
@@ -57,12 +62,24 @@ VIEWS = {
         FROM (
             SELECT *, ROW_NUMBER() OVER (PARTITION BY `array` {FIRST}) AS n FROM topology WHERE kind = 'array'
         ) WHERE n = 1""",
-    "path_databases": f"""
-        SELECT site, host, disk, `databases`
+    "paths": f"""
+        SELECT site, host, disk, `array`, `databases`
         FROM (
             SELECT *, ROW_NUMBER() OVER (PARTITION BY site, host, disk {FIRST}) AS n FROM topology WHERE kind = 'path'
         ) WHERE n = 1""",
+    # a path with its array's labels: inventory on both sides
+    "path_labels": """
+        SELECT /*+ STATE_TTL('p' = '0 ms', 'a' = '0 ms') */ p.site, p.host, p.disk, a.`model`, a.tier, p.`databases`
+        FROM paths AS p JOIN arrays AS a ON a.`array` = p.`array`""",
+    # every path window with its labels, once: the SLOs of the host side all read it
+    "labelled_windows": f"""
+        SELECT /*+ STATE_TTL('w' = '{INVENTORY_WAIT}', 'l' = '0 ms') */ w.*, l.`model`, l.tier, l.`databases`
+        FROM path_windows AS w JOIN path_labels AS l ON l.site = w.site AND l.host = w.host AND l.disk = w.disk""",
     "array_ios": "SELECT * FROM histograms WHERE source = 'array' AND ios > 0",
+    # the array side: each histogram row with its array's labels
+    "labelled_ios": f"""
+        SELECT /*+ STATE_TTL('h' = '{INVENTORY_WAIT}', 'a' = '0 ms') */ h.*, a.customer, a.`model`, a.tier
+        FROM array_ios AS h JOIN arrays AS a ON a.`array` = h.`array`""",
 }
 
 
@@ -70,61 +87,91 @@ def good_share(threshold_ms: str) -> str:
     """The share of a bucket's I/Os at or under `threshold_ms`: 1 below the threshold, 0 above, linear inside the
     bucket it falls in (at most that bucket's I/Os are misplaced). Bucket n holds (2^(n-8), 2^(n-7)] ms;
     the open-ended bucket 31 is taken as (2^23, 2^24]."""
-    lower = "CASE WHEN h.bucket = 0 THEN 0.0 ELSE POWER(2.0, h.bucket - 8) END"
-    upper = "POWER(2.0, h.bucket - 7)"
+    lower = "CASE WHEN x.bucket = 0 THEN 0.0 ELSE POWER(2.0, x.bucket - 8) END"
+    upper = "POWER(2.0, x.bucket - 7)"
     return f"LEAST(GREATEST(({threshold_ms} - {lower}) / ({upper} - {lower}), 0.0), 1.0)"
 
 
-LABELS = {  # selector label -> its column in slo_select()
-    "customer": "a.customer",
-    "site": "h.site",
-    "array": "h.`array`",
-    "model": "a.`model`",
-    "tier": "a.tier",
-    "volume": "h.volume",
-    "host": "p.host",
-    "disk": "p.disk",
-}
-ENTITY = {"path": "p.host || ':' || p.disk", "host": "p.host", "volume": "h.`array` || ':' || h.volume"}
+ENTITY = {"path": "x.host || ':' || x.disk", "host": "x.host", "volume": "x.`array` || ':' || x.volume"}
 
 
 def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def slo_select(slo: Slo) -> str:
-    """The SLO's good and total I/Os per entity, window and bucket: the array's histogram of the volume; host
-    side, shifted by what the path's host measured beyond the array's service time in that window."""
-    host_side = slo.side == "host"
-    threshold = f"{slo.threshold_ms!r}E0" + (" - p.beyond_array_us / 1000.0" if host_side else "")
-    conditions = [f"h.direction = '{slo.direction}'"]
+def _selects(slo: Slo) -> str:
+    """Whether a row of the SLO's side belongs to the SLO: its direction and its `select` labels."""
+    conditions = [f"x.direction = '{slo.direction}'"]
     for label, values in slo.select.items():
         if label == "database":
-            conditions.append("(" + " OR ".join(f"ARRAY_CONTAINS(d.`databases`, {_quote(v)})" for v in values) + ")")
+            conditions.append("(" + " OR ".join(f"ARRAY_CONTAINS(x.`databases`, {_quote(v)})" for v in values) + ")")
         else:
-            conditions.append(f"{LABELS[label]} IN ({', '.join(map(_quote, values))})")
-    joins = ["JOIN arrays AS a ON a.`array` = h.`array`"]
-    if host_side:
-        joins.insert(
-            0,
-            "JOIN path_windows AS p ON p.window_start = h.window_start AND p.site = h.site "
-            "AND p.`array` = h.`array` AND p.volume = h.volume AND p.direction = h.direction",
-        )
-    if "database" in slo.select:
-        joins.append("JOIN path_databases AS d ON d.site = p.site AND d.host = p.host AND d.disk = p.disk")
-    path = "p.host || ':' || p.disk" if host_side else "''"
+            conditions.append(f"x.`{label}` IN ({', '.join(map(_quote, values))})")
+    return " AND ".join(conditions)
+
+
+def _measures(slo: Slo) -> tuple[str, str]:
+    """The SLO's threshold (host side: less what the path's host measured beyond the array's service time in
+    the window, which shifts every I/O of it) and its objective, as SQL literals over a row `x`."""
+    shift = " - x.beyond_array_us / 1000.0" if slo.side == "host" else ""
+    return f"{slo.threshold_ms!r}E0{shift}", f"{slo.objective!r}E0"
+
+
+def _output(slo: str, entity: str, path: str, threshold: str, objective: str) -> str:
+    return f"""{slo} AS slo, {entity} AS entity, {path} AS `path`, x.site,
+            CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), x.window_start) AS BIGINT) * 1000 AS window_ms,
+            x.window_start, x.bucket, x.ios * {good_share(threshold)} AS good, CAST(x.ios AS DOUBLE) AS total,
+            {objective} AS objective"""
+
+
+def _case(values: list[str]) -> str:
+    return "CASE x.slo_index " + " ".join(f"WHEN {i} THEN {v}" for i, v in enumerate(values)) + " END"
+
+
+def host_side(slos: list[Slo]) -> dict[str, str]:
+    """The host side's SLOs read one join: each path window is repeated for every SLO it belongs to (the small
+    side: one row per path and window), then meets its volume's histogram once. Filters per SLO on the
+    histogram's side would give each SLO a join of its own, each holding every histogram row again."""
+    paths = "\n        UNION ALL".join(
+        f"\n        SELECT {i} AS slo_index, x.* FROM labelled_windows AS x WHERE {_selects(slo)}"
+        for i, slo in enumerate(slos)
+    )
+    measures = [_measures(slo) for slo in slos]
+    output = _output(
+        _case([_quote(slo.name) for slo in slos]),
+        _case([ENTITY[slo.per] for slo in slos]),
+        "x.host || ':' || x.disk",
+        _case([threshold for threshold, _ in measures]),
+        _case([objective for _, objective in measures]),
+    )
+    return {
+        "slo_paths": paths,
+        "host_ios": f"""
+        SELECT {output}
+        FROM (
+            SELECT h.window_start, h.site, h.`array`, h.volume, h.bucket, h.ios, p.slo_index, p.host, p.disk,
+                p.beyond_array_us
+            FROM array_ios AS h
+            JOIN slo_paths AS p ON p.window_start = h.window_start AND p.site = h.site AND p.`array` = h.`array`
+                AND p.volume = h.volume AND p.direction = h.direction
+        ) AS x""",
+    }
+
+
+def array_side(slo: Slo) -> str:
+    """An SLO of the array side: the histogram rows of the volumes it selects."""
+    threshold, objective = _measures(slo)
     return f"""
-        SELECT {_quote(slo.name)} AS slo, {ENTITY[slo.per]} AS entity, {path} AS `path`, h.site,
-            CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), h.window_start) AS BIGINT) * 1000 AS window_ms,
-            h.window_start, h.bucket, h.ios * {good_share(threshold)} AS good, CAST(h.ios AS DOUBLE) AS total,
-            {slo.objective!r}E0 AS objective
-        FROM array_ios AS h
-        {" ".join(joins)}
-        WHERE {" AND ".join(conditions)}"""
+        SELECT {_output(_quote(slo.name), ENTITY[slo.per], "''", threshold, objective)}
+        FROM labelled_ios AS x WHERE {_selects(slo)}"""
 
 
-def slo_ios(d: Definitions) -> str:
-    return "\n        UNION ALL".join(slo_select(s) for s in d.slos)
+def slo_views(d: Definitions) -> dict[str, str]:
+    """The views of the SLOs' good and total I/Os per entity, window and bucket, `slo_ios` last."""
+    host = [s for s in d.slos if s.side == "host"]
+    views = host_side(host) if host else {}
+    parts = (["SELECT * FROM host_ios"] if host else []) + [array_side(s) for s in d.slos if s.side == "array"]
+    return {**views, "slo_ios": "\n        UNION ALL\n        ".join(parts)}
 
 
 def rules(d: Definitions) -> str:
