@@ -155,7 +155,7 @@ def test_the_plan_is_sql_in_the_jvm_and_waits_for_no_watermark(monkeypatch):
     assert len(with_hints) == 1
     (hinted,) = with_hints
     assert "<=(valid_from, window_start)" in hinted  # the path as of the window
-    assert "STATE_TTL options:{RIGHT=0 ms}" in hinted
+    assert "STATE_TTL options:{LEFT=20 s, RIGHT=0 ms}" in hinted  # the window waits for its path at a start only
 
 
 # --- incidents -----------------------------------------------------------------------------------------
