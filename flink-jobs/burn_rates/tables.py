@@ -16,10 +16,10 @@ from slo.definitions import Definitions, Slo
 # minutes a 7-hour backfill lost more than half of its windows. The join is keyed by window and volume, so each
 # key holds a handful of rows and the state's clean-up stays cheap.
 JOIN_TTL = "20 min"
-# How long data waits for the inventory (read whole at every start, in seconds): the inventory itself is kept
+# How long data waits for the inventory, which is read whole at every start: the inventory itself is kept
 # without a time-to-live (one row per array and path). Flink's heap state cleans a key's rows by copying all of
 # them at every access: a join keyed by array that kept 20 minutes of histogram rows took 87 % of the job's CPU.
-INVENTORY_WAIT = "1 min"
+INVENTORY_WAIT = "20 s"
 FIRST = "ORDER BY proc ASC"  # keep-first deduplication: append-only, and a path's figures are the same in every version
 
 
