@@ -66,21 +66,37 @@ def run_bounded(job: str, source: str, prefix: str, output_topic: str, paralleli
 
 def watch(proc: subprocess.Popen, output_topic: str):
     """Until the bounded job `proc` ends: the seconds from its first to its last message on `output_topic`,
-    the wall time, its exit code and how many messages the topic holds."""
-    started, first, last, size = time.perf_counter(), None, None, 0
+    the wall time, its exit code and how many offsets the topic holds (with the transactions' commit
+    markers); `steady(n)`: the rate of a job that read n inputs, over its output after its first visible
+    part (an exactly-once sink shows its output a checkpoint at a time: the first part holds everything
+    done before the first checkpoint, so first to last would count that work as done in no time)."""
+    started, first, last, size, first_size = time.perf_counter(), None, None, 0, 0
     while proc.poll() is None:
         now_size, now = topic_size(output_topic), time.perf_counter()
         if now_size and first is None:
-            first = now
+            first, first_size = now, now_size
         if now_size > size:
             size, last = now_size, now
         time.sleep(0.5)
+    first_to_last_s = max((last or 0) - (first or 0), 1e-9)
     return types.SimpleNamespace(
-        first_to_last_s=max((last or 0) - (first or 0), 1e-9),
+        first_to_last_s=first_to_last_s,
+        steady=lambda n: n * (size - first_size) / max(size, 1) / first_to_last_s,
         wall_s=time.perf_counter() - started,
         exit_code=proc.returncode,
         written=size,
     )
+
+
+def count_messages(topic: str) -> int:
+    """The messages of `topic` a read_committed consumer gets (its offsets also count commit markers)."""
+    c, n, quiet, t0 = reader(topic), 0, 0, time.perf_counter()
+    while quiet < 3 or (n == 0 and time.perf_counter() - t0 < 30):
+        messages = c.consume(10000, timeout=1.0)
+        quiet = 0 if messages else quiet + 1
+        n += sum(1 for m in messages if not m.error())
+    c.close()
+    return n
 
 
 def fresh_topics(bench: str, topics: list[NewTopic]) -> AdminClient:

@@ -5,7 +5,8 @@ samples: each array's two volumes report 32 read and 32 write bucket deltas per 
 the simulator's service-time model (half the arrays on 3.1.3, half on 3.2.1), and each array's SQL
 Server host reports its two disks' interval-average latencies and I/O rates. On the same data, a plain
 confluent-kafka consumer reads every message, then the histograms job runs bounded into a fresh
-output topic; the job's rate is taken on that topic, first to last row written. Needs `./sanlens up`.
+output topic; the job's rate is taken on that topic, from its first output (a checkpoint's) to its last
+row. Needs `./sanlens up`.
 
     .sanlens/venv/bin/python -m tests.benchmarks.bench_histograms [--hours 12] [--arrays 200]
 """
@@ -25,8 +26,7 @@ from confluent_kafka.admin import NewTopic
 
 from ingest.simulator import latency
 from sanlensctl import config
-from sanlensctl.offsets import topic_size
-from tests.benchmarks.bench_common import consume_all, fresh_topics, run_bounded
+from tests.benchmarks.bench_common import consume_all, count_messages, fresh_topics, run_bounded
 
 INTERVAL_S = 300
 START = datetime(2026, 11, 1, tzinfo=UTC)
@@ -122,11 +122,11 @@ def main() -> int:
         raw = consume_all(source, produced, parse=False)
         parsed = consume_all(source, produced, parse=True)
         job = run_bounded("histograms", source, prefix, f"{prefix}.histograms", args.parallelism)
-        rows = topic_size(f"{prefix}.histograms")
+        rows = count_messages(f"{prefix}.histograms")
         print(f"\n{'path':<48} {'samples/s':>12}")
         print(f"{'raw Kafka consume (confluent-kafka)':<48} {raw:>12,.0f}")
         print(f"{'raw Kafka consume + json.loads':<48} {parsed:>12,.0f}")
-        print(f"{'histograms job (first to last row out)':<48} {produced / job.first_to_last_s:>12,.0f}")
+        print(f"{'histograms job (from its first output on)':<48} {job.steady(produced):>12,.0f}")
         print(f"{'histograms job (wall, with start-up)':<48} {produced / job.wall_s:>12,.0f}")
         print(f"\nhistogram rows written {rows:,} of {expected:,} expected; job exit {job.exit_code}")
         return 0 if rows == expected else 1
