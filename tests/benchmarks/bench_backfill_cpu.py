@@ -1,6 +1,6 @@
 """Where the two cores go during the README's 200-array backfill: runs `./sanlens demo --scenario
 ingest/scenarios/firmware-rollout.yaml --backfill` on the running stack (`./sanlens up` first) and prints the
-CPU seconds each of the stack's processes spent meanwhile (their process trees, from /proc), next to the
+CPU seconds each of the stack's processes spent meanwhile (their process groups, from /proc), next to the
 demo's wall-clock time.
 
     .sanlens/venv/bin/python -m tests.benchmarks.bench_backfill_cpu [--scenario F]
@@ -22,39 +22,21 @@ from tests.support import ROOT
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def _children() -> dict[int, list[int]]:
-    tree: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-            tree.setdefault(parent, []).append(int(entry.name))
-    return tree
-
-
-def _cpu_s(pid: int) -> float:
-    """User and system seconds of the process and its reaped children."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return sum(int(f) for f in fields[11:15]) / TICKS
-
-
 def cpu_by_process() -> dict[str, float]:
-    """CPU seconds so far of each process of the stack, its descendants included (a Flink job's JVM)."""
-    tree, seconds = _children(), {}
-    for component in stack.COMPONENTS:
-        for name in component.PROCESSES:
-            todo, total = [pid] if (pid := procs.pid_of(name)) else [], 0.0
-            while todo:
-                p = todo.pop()
-                total += _cpu_s(p)
-                todo += tree.get(p, [])
-            seconds[name] = total
-    return seconds
+    """CPU seconds so far (user and system, with reaped children) of each process of the stack, with the rest
+    of its process group: `procs.start` makes each one a group leader, and a Flink job's JVM is in its group."""
+    by_group: dict[int, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        by_group[int(fields[2])] = by_group.get(int(fields[2]), 0.0) + sum(map(int, fields[11:15])) / TICKS
+    return {
+        name: by_group.get(procs.pid_of(name) or -1, 0.0)
+        for component in stack.COMPONENTS
+        for name in component.PROCESSES
+    }
 
 
 def main() -> None:
