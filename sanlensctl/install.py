@@ -124,14 +124,16 @@ FUNCTIONS_JAR = config.LIB / "jobs" / "sanlens-functions.jar"
 
 
 def function_jar() -> Path:
-    """The jobs' Java functions (flink-jobs/<job>/java/), compiled with javac against the Flink jars PyFlink
-    ships, so they match the runtime's Flink exactly and need no download."""
+    """The jobs' Java functions and formats (flink-jobs/<job>/java/), compiled with javac against the Flink
+    jars PyFlink ships, so they match the runtime's Flink exactly and need no download; a folder's
+    META-INF/services files register its factories."""
     import importlib.util
 
     flink_lib = Path(importlib.util.find_spec("pyflink").submodule_search_locations[0]) / "lib"
     sources = sorted((config.ROOT / "flink-jobs").glob("*/java/**/*.java"))
+    services = sorted((config.ROOT / "flink-jobs").glob("*/java/META-INF/services/*"))
     stamp = FUNCTIONS_JAR.with_suffix(".sha256")
-    digest = _digest(*sources, *(p.name for p in sorted(flink_lib.glob("*.jar"))))
+    digest = _digest(*sources, *services, *(p.name for p in sorted(flink_lib.glob("*.jar"))))
     if FUNCTIONS_JAR.exists() and _fresh(stamp, digest):
         return FUNCTIONS_JAR
     jdk = Path(require_java()).resolve().parent  # the tools of the same Java 17 that runs the stack
@@ -158,6 +160,11 @@ def function_jar() -> Path:
         ],
         "javac of the jobs' functions",
     )
+    for service in services:  # one file per interface: the implementations of every folder in it
+        target = classes / "META-INF" / "services" / service.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("a") as out:
+            out.write(service.read_text())
     _run(
         [
             str(jar),

@@ -139,12 +139,15 @@ def through_a_fault(ch, tmp_path, started: str, fault, what: str) -> None:
     site = f"crash-{run_id}"
     (tmp_path / "crash.yaml").write_text(SCENARIO.format(id=f"k{run_id}", site=site))
     run = Run(scenario_file.load(tmp_path / "crash.yaml"), tmp_path / "truth", config.KAFKA_BOOTSTRAP, backfill=True)
-    # a steady stream: the backfill's 2 hours produced over a minute, an interval every 0.5 s
-    stream = threading.Thread(target=run.backfill, kwargs={"progress": lambda *_: time.sleep(0.5)})
+    # a steady stream, an interval every 0.5 s (the backfill's 2 hours would take a minute) until the fault is
+    # over; the rest then follows as fast as the simulator makes it
+    faulted = threading.Event()
+    stream = threading.Thread(target=run.backfill, kwargs={"progress": lambda *_: faulted.is_set() or time.sleep(0.5)})
     stream.start()
     wait_until(lambda: one(ch, started, site) > 0, 120, f"the first output of {site}")
     assert stream.is_alive(), "the stream was through before the fault: make it longer"
     fault()
+    faulted.set()
     stream.join()
     run.close()
     sent = run.sent

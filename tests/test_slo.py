@@ -102,7 +102,7 @@ PAGING = """
 name: paging-{id}
 seed: 41
 interval_s: 10
-duration_s: 3600
+duration_s: 1500
 customers:
   - name: c-{id}
     sites:
@@ -117,6 +117,7 @@ events:
   - {{type: slow_drain, at: {onset}, until: {end}, switch: {id}-sw, port: 0, delay_us: 3000}}
 """
 SPEED, ONSET, END = 20.0, 300, 900
+# 25 minutes are played (75 s at 20x): the page resolves once its 5 m window has passed END
 
 
 def alertmanager_alerts(entity: str) -> list[dict]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from flink_jobs.common.sql import window_start
+from flink_jobs.common.sql import samples_format, window_start
 from ingest import topics
 
 # metric -> direction, per source: the host's own latency and I/O rate, the array's service time
@@ -16,6 +16,7 @@ HOST_RATE = {"disk.reads": "read", "disk.writes": "write"}
 ARRAY_SERVICE = {"volume.read_service_time": "read", "volume.write_service_time": "write"}
 HBA_OUTSTANDING = "hba.outstanding_ios"
 PORT_STALL, PORT_DISCARDS = "port.tx_credit_zero", "port.c3_out_discards"
+METRICS = [*HOST_LATENCY, *HOST_RATE, *ARRAY_SERVICE, HBA_OUTSTANDING, PORT_STALL, PORT_DISCARDS]  # what the job reads
 # The job's state TTL: how long a sample waits in a join for its window's other parts. Live, every source of a
 # window arrives within about 20 s (Telegraf's 10 s interval and flush); a backfill sends them together. It
 # also bounds the state: in processing time, so a backfill read at 10,000 joined samples/s holds 10 minutes'
@@ -55,7 +56,7 @@ def samples(kafka_options: str) -> str:
     CREATE TABLE samples (
         ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, site STRING, host STRING, disk STRING,
         `array` STRING, volume STRING, host_port STRING, switch STRING, port STRING
-    ) WITH ({kafka_options}, 'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601')"""
+    ) WITH ({kafka_options}, {samples_format(METRICS)})"""
 
 
 def topology(kafka_options: str) -> str:

@@ -7,3 +7,13 @@ def window_start(ts: str, window_s: int) -> str:
     """The start of the `window_s`-second window holding the TIMESTAMP_LTZ `ts` (windows aligned to the epoch)."""
     epoch_s = f"CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), {ts}) AS BIGINT)"
     return f"TO_TIMESTAMP_LTZ(({epoch_s} - MOD({epoch_s}, {window_s})) * 1000, 3)"
+
+
+def samples_format(metrics) -> str:
+    """The WITH options that read `telemetry.samples` as JSON, decoding only the samples of `metrics`: the
+    format `sanlens-samples` (flink-jobs/common/java/) skips the others by a scan of their bytes. The job's
+    SQL must still filter by metric."""
+    return (
+        f"'format' = 'sanlens-samples', 'sanlens-samples.metrics' = '{';'.join(sorted(metrics))}', "
+        "'sanlens-samples.timestamp-format.standard' = 'ISO-8601'"
+    )

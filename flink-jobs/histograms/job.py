@@ -6,34 +6,32 @@ from flink_jobs.histograms import tables
 from ingest import topics
 
 JOB = "histograms"
+OPTIONS = [
+    (("--input",), {"default": topics.SAMPLES, "help": "topic of normalized samples"}),
+    (("--output-prefix",), {"help": "write PREFIX.histograms instead of the contract's topic (tests)"}),
+    (("--window",), {"type": int, "default": 10, "help": "window length in seconds (default 10)"}),
+    (
+        ("--host-interval",),
+        {"type": int, "default": 10, "help": "the host agents' collection interval in seconds: I/Os = rate x interval"},
+    ),
+]
 
 
-def main() -> None:
-    args = runtime.arguments(
-        __doc__,
-        [
-            (("--input",), {"default": topics.SAMPLES, "help": "topic of normalized samples"}),
-            (("--output-prefix",), {"help": "write PREFIX.histograms instead of the contract's topic (tests)"}),
-            (("--window",), {"type": int, "default": 10, "help": "window length in seconds (default 10)"}),
-            (
-                ("--host-interval",),
-                {
-                    "type": int,
-                    "default": 10,
-                    "help": "the host agents' collection interval in seconds: I/Os = rate x interval",
-                },
-            ),
-        ],
-    )
-    env = runtime.table_env(JOB, args)
+def statements(env, args):
+    """The job's source and sinks registered in `env`; its INSERTs as a statement set."""
     env.get_config().set("table.exec.state.ttl", "10 min")  # the host join's state: latency meets its rate
     env.execute_sql(tables.samples(runtime.kafka_options(args, JOB, args.input)))
     for ddl in tables.sinks(runtime.kafka_sink(args, JOB)):
         env.execute_sql(ddl)
-    statements = env.create_statement_set()
-    statements.add_insert_sql(tables.insert_histograms(args.window))
-    statements.add_insert_sql(tables.insert_host_histograms(args.window, args.host_interval))
-    runtime.run_until_stopped(statements.execute())
+    inserts = env.create_statement_set()
+    inserts.add_insert_sql(tables.insert_histograms(args.window))
+    inserts.add_insert_sql(tables.insert_host_histograms(args.window, args.host_interval))
+    return inserts
+
+
+def main() -> None:
+    args = runtime.arguments(__doc__, OPTIONS)
+    runtime.run_until_stopped(statements(runtime.table_env(JOB, args), args).execute())
 
 
 if __name__ == "__main__":

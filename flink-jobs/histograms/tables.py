@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from flink_jobs.common.sql import window_start
+from flink_jobs.common.sql import samples_format, window_start
 from ingest import buckets, topics
 
 HIST_METRICS = {"volume.read_service_time_hist": "read", "volume.write_service_time_hist": "write"}
 # Host disks report only interval averages (Perfmon's Avg. Disk sec/Read) next to the I/O rate.
 HOST_LATENCY = {"disk.read_latency": ("read", "disk.reads"), "disk.write_latency": ("write", "disk.writes")}
 HOST_SOURCE = "host_interval_avg"
+METRICS = [*HIST_METRICS, *HOST_LATENCY, *(rate for _, rate in HOST_LATENCY.values())]  # what the job reads
 
 
 def samples(kafka_options: str) -> str:
@@ -21,7 +22,7 @@ def samples(kafka_options: str) -> str:
     CREATE TABLE samples (
         ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, unit STRING, bucket INT,
         site STRING, host STRING, disk STRING, `array` STRING, volume STRING, host_port STRING
-    ) WITH ({kafka_options}, 'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601')"""
+    ) WITH ({kafka_options}, {samples_format(METRICS)})"""
 
 
 def sinks(kafka_sink: Callable[[str, str], str]) -> list[str]:

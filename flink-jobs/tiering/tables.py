@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from flink_jobs.common.sql import window_start
+from flink_jobs.common.sql import samples_format, window_start
 from ingest import topics
 
-# what the episode detector reads per hybrid volume (the catalog's array_vv_tier fields)
-TIER_METRICS = ("volume.tier0_bytes", "volume.tier1_bytes", "volume.page_moves_up", "volume.page_moves_down")
+# what the job reads: the episode detector's inputs per hybrid volume (the catalog's array_vv_tier fields)
+METRICS = ("volume.tier0_bytes", "volume.tier1_bytes", "volume.page_moves_up", "volume.page_moves_down")
 
 
 @dataclass(frozen=True)
@@ -34,11 +34,11 @@ def samples(kafka_options: str) -> str:
     return f"""
     CREATE TABLE samples (
         ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, site STRING, `array` STRING, volume STRING
-    ) WITH ({kafka_options}, 'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601')"""
+    ) WITH ({kafka_options}, {samples_format(METRICS)})"""
 
 
 def tier_samples(window_s: int) -> str:
-    names = ", ".join(f"'{m}'" for m in TIER_METRICS)
+    names = ", ".join(f"'{m}'" for m in METRICS)
     return f"""
     SELECT `array`, volume, site, metric, `value`,
         CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), {window_start("ts", window_s)}) AS BIGINT) * 1000
