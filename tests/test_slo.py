@@ -102,7 +102,7 @@ PAGING = """
 name: paging-{id}
 seed: 41
 interval_s: 10
-duration_s: 1500
+duration_s: {duration}
 customers:
   - name: c-{id}
     sites:
@@ -113,11 +113,13 @@ customers:
           - {{name: {id}-sql1, array: {id}-af1, workload: oltp, iops: 3000, databases: [db1]}}
           - {{name: {id}-sql2, array: {id}-af1, workload: oltp, iops: 3000, databases: [db2]}}
 events:
-  # sql1's own switch port (0/0): every read slower than 2 ms for ten minutes
+  # sql1's own switch port (0/0): every read slower than 2 ms for five minutes
   - {{type: slow_drain, at: {onset}, until: {end}, switch: {id}-sw, port: 0, delay_us: 3000}}
 """
-SPEED, ONSET, END = 20.0, 300, 900
-# 25 minutes are played (75 s at 20x): the page resolves once its 5 m window has passed END
+# The page resolves once the 30 m window of the page's slower rule (6 h and 30 m) has left END behind: the
+# scenario plays to 35 minutes after it (at 40x, 68 s)
+SPEED, ONSET, END = 40.0, 300, 600
+DURATION = END + 35 * 60
 
 
 def alertmanager_alerts(entity: str) -> list[dict]:
@@ -126,13 +128,13 @@ def alertmanager_alerts(entity: str) -> list[dict]:
 
 
 def test_a_live_incident_pages_through_alertmanager_once_and_resolves(stack, ch, tmp_path):
-    """Live, through Telegraf at 20x: the page for a 3 ms fabric delay reaches the stack's real Alertmanager
+    """Live, through Telegraf at 40x: the page for a 3 ms fabric delay reaches the stack's real Alertmanager
     (GET /api/v2/alerts) within 5 minutes of the onset on the wall clock, and on the data's (plus the upstream
-    jobs' checkpoints at 20x), labelled with the SLO, the entity and the severity; Alertmanager delivers it
-    once to the webhook receiver (this test, on SANLENS_ALERT_WEBHOOK_PORT), and once the burn stops it is
-    resolved there too. The healthy host pages never."""
+    jobs' checkpoints at the playback's speed), labelled with the SLO, the entity and the severity;
+    Alertmanager delivers it once to the webhook receiver (this test, on SANLENS_ALERT_WEBHOOK_PORT), and once
+    the burn stops it is resolved there too. The healthy host pages never."""
     run_id = f"p{uuid.uuid4().hex[:6]}"
-    (tmp_path / "paging.yaml").write_text(PAGING.format(id=run_id, onset=ONSET, end=END))
+    (tmp_path / "paging.yaml").write_text(PAGING.format(id=run_id, onset=ONSET, end=END, duration=DURATION))
     s = scenario_file.load(tmp_path / "paging.yaml")
     run = Run(s, tmp_path / "truth", config.KAFKA_BOOTSTRAP, speed=SPEED)
     entity, healthy = f"{run_id}-sql1:D:", f"{run_id}-sql2:"
