@@ -14,7 +14,8 @@ from slo.definitions import Definitions, Slo
 # time). The two topics are read at their own paces: in a backfill the histograms' (a row per bucket) and the
 # breakdown's (a row per path and window) drift apart by up to most of the time the backlog takes, and at 2
 # minutes a 7-hour backfill lost more than half of its windows. The join is keyed by window and volume, so each
-# key holds a handful of rows and the state's clean-up stays cheap.
+# key holds a handful of rows; yet Flink's heap state copies the rows of a few keys at every access to clean
+# them up, and that is still most of the job's CPU in a backfill (docs/benchmarks.md).
 JOIN_TTL = "20 min"
 # How long data waits for the inventory, which is read whole at every start: the inventory itself is kept
 # without a time-to-live (one row per array and path). Flink's heap state cleans a key's rows by copying all of
