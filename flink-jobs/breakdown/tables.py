@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from flink_jobs.common.sql import samples_format, window_start
+from flink_jobs.common.sql import samples_format, window_start, within
 from ingest import topics
 
 # metric -> direction, per source: the host's own latency and I/O rate, the array's service time
@@ -17,10 +17,12 @@ ARRAY_SERVICE = {"volume.read_service_time": "read", "volume.write_service_time"
 HBA_OUTSTANDING = "hba.outstanding_ios"
 PORT_STALL, PORT_DISCARDS = "port.tx_credit_zero", "port.c3_out_discards"
 METRICS = [*HOST_LATENCY, *HOST_RATE, *ARRAY_SERVICE, HBA_OUTSTANDING, PORT_STALL, PORT_DISCARDS]  # what the job reads
-# The job's state TTL: how long a sample waits in a join for its window's other parts. Live, every source of a
-# window arrives within about 20 s (Telegraf's 10 s interval and flush); a backfill sends them together. It
-# also bounds the state: in processing time, so a backfill read at 10,000 joined samples/s holds 10 minutes'
-# worth of them at 10 min, more than a 640 MB heap, and a minute's at 1 min.
+# How long a sample waits for its window's other parts (processing time). Live, every source of a window
+# arrives within about 20 s (Telegraf's 10 s interval and flush); a backfill sends them together. It also
+# bounds the state: a backfill read at 10,000 joined samples/s holds 10 minutes' worth of them at 10 min, more
+# than a 640 MB heap, and a minute's at 1 min. The joins on a window are interval joins (`within`).
+SAMPLE_WAIT = "INTERVAL '1' MINUTE"
+# The state TTL of what is not joined on a window: the inventory join's side of host windows (below).
 SAMPLE_TTL = "1 min"
 # No TTL on the inventory's side: a path may be published once. A host's window waits for its path only until
 # the inventory is read at a start: Flink's heap state cleans a key's rows by copying all of them on access, and
@@ -55,7 +57,7 @@ def samples(kafka_options: str) -> str:
     return f"""
     CREATE TABLE samples (
         ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, site STRING, host STRING, disk STRING,
-        `array` STRING, volume STRING, host_port STRING, switch STRING, port STRING
+        `array` STRING, volume STRING, host_port STRING, switch STRING, port STRING, proc AS PROCTIME()
     ) WITH ({kafka_options}, {samples_format(METRICS)})"""
 
 
@@ -91,25 +93,27 @@ def views(m: Method) -> dict[str, str]:
         "host_windows": f"""
             SELECT {window_start("l.ts", m.window_s)} AS window_start, l.site, l.host, l.disk,
                 {_case("l.metric", HOST_LATENCY)} AS direction, l.`value` AS host_us,
-                CAST(ROUND(r.`value` * {m.host_interval_s}, 0) AS BIGINT) AS ios
+                CAST(ROUND(r.`value` * {m.host_interval_s}, 0) AS BIGINT) AS ios, l.proc
             FROM samples AS l
             JOIN samples AS r ON r.site = l.site AND r.host = l.host AND r.disk = l.disk AND r.ts = l.ts
                 AND {_case("r.metric", HOST_RATE)} = {_case("l.metric", HOST_LATENCY)}
+                AND {within("r", "l", SAMPLE_WAIT)}
             WHERE l.metric IN ({_names(HOST_LATENCY)}) AND r.metric IN ({_names(HOST_RATE)})
                 AND r.`value` * {m.host_interval_s} >= {m.min_ios}""",
         "array_windows": f"""
             SELECT {window} AS window_start, site, `array`, volume, {_case("metric", ARRAY_SERVICE)} AS direction,
-                `value` AS array_us
+                `value` AS array_us, proc
             FROM samples WHERE metric IN ({_names(ARRAY_SERVICE)})""",
         "hba_windows": f"""
-            SELECT {window} AS window_start, site, host, host_port, `value` AS outstanding
+            SELECT {window} AS window_start, site, host, host_port, `value` AS outstanding, proc
             FROM samples WHERE metric = '{HBA_OUTSTANDING}'""",
         # tx_credit_zero is in us at zero transmit credit per s: / 1e6 is the stalled share of the time
         "port_windows": f"""
             SELECT {window_start("c.ts", m.window_s)} AS window_start, c.site, c.switch, c.port,
-                c.`value` / 1e6 AS stall, d.`value` AS discards
+                c.`value` / 1e6 AS stall, d.`value` AS discards, c.proc
             FROM samples AS c
             JOIN samples AS d ON d.site = c.site AND d.switch = c.switch AND d.port = c.port AND d.ts = c.ts
+                AND {within("d", "c", SAMPLE_WAIT)}
             WHERE c.metric = '{PORT_STALL}' AND d.metric = '{PORT_DISCARDS}'""",
         "paths": """
             SELECT customer, site, host, disk, host_port, queue_depth, switch, host_switch_port, array_switch_port,
@@ -128,17 +132,17 @@ def path_windows(m: Method) -> str:
     the excess; it goes to the contributor whose own counters show trouble, shared when both do, or to
     `unexplained` when none does."""
     nominal_fabric = f"(p.hops * {m.hop_us} + p.distance_km * {m.km_us})"
-    excess = f"(h.host_us - a.array_us - {nominal_fabric} - {m.host_stack_us})"
+    excess = f"(p.host_us - a.array_us - {nominal_fabric} - {m.host_stack_us})"
     busy = "(b.outstanding / p.queue_depth)"  # the HBA's occupancy
     host_evidence = f"({busy} >= {m.hba_busy})"
     fabric_evidence = f"(GREATEST(ph.stall, pa.stall) >= {m.port_stall} OR ph.discards + pa.discards > 0)"
     shares = f"(CAST({host_evidence} AS INT) + CAST({fabric_evidence} AS INT))"  # contributors with evidence
     attributed = f"CASE WHEN {shares} > 0 THEN GREATEST({excess}, 0) / {shares} ELSE 0 END"
     return f"""
-    SELECT {KEEP_INVENTORY}
-        h.window_start, {m.window_s} AS window_s, p.customer, p.site, p.host, p.disk, h.direction, p.host_port,
+    SELECT
+        p.window_start, {m.window_s} AS window_s, p.customer, p.site, p.host, p.disk, p.direction, p.host_port,
         p.switch, p.host_switch_port, p.array_switch_port, p.`array`, p.volume, p.valid_from AS path_valid_from,
-        h.ios, h.host_us,
+        p.ios, p.host_us,
         {m.host_stack_us} + CASE WHEN {host_evidence} THEN {attributed} ELSE 0 END AS host_queueing_us,
         {nominal_fabric} + CASE WHEN {fabric_evidence} THEN {attributed} ELSE 0 END AS fabric_us,
         a.array_us,
@@ -149,16 +153,19 @@ def path_windows(m: Method) -> str:
         ph.discards AS host_switch_port_discards,
         pa.stall >= {m.port_stall} OR pa.discards > 0 AS array_switch_port_stalls,
         pa.discards AS array_switch_port_discards
-    FROM host_windows AS h
-    JOIN paths AS p ON p.site = h.site AND p.host = h.host AND p.disk = h.disk AND p.valid_from <= h.window_start
-    JOIN array_windows AS a ON a.window_start = h.window_start AND a.site = p.site AND a.`array` = p.`array`
-        AND a.volume = p.volume AND a.direction = h.direction
-    JOIN hba_windows AS b ON b.window_start = h.window_start AND b.site = p.site AND b.host = p.host
-        AND b.host_port = p.host_port
-    JOIN port_windows AS ph ON ph.window_start = h.window_start AND ph.site = p.site AND ph.switch = p.switch
-        AND ph.port = p.host_switch_port
-    JOIN port_windows AS pa ON pa.window_start = h.window_start AND pa.site = p.site AND pa.switch = p.switch
-        AND pa.port = p.array_switch_port"""
+    FROM (
+        SELECT {KEEP_INVENTORY} h.window_start, h.direction, h.host_us, h.ios, p.*, PROCTIME() AS proc
+        FROM host_windows AS h
+        JOIN paths AS p ON p.site = h.site AND p.host = h.host AND p.disk = h.disk AND p.valid_from <= h.window_start
+    ) AS p
+    JOIN array_windows AS a ON a.window_start = p.window_start AND a.site = p.site AND a.`array` = p.`array`
+        AND a.volume = p.volume AND a.direction = p.direction AND {within("a", "p", SAMPLE_WAIT)}
+    JOIN hba_windows AS b ON b.window_start = p.window_start AND b.site = p.site AND b.host = p.host
+        AND b.host_port = p.host_port AND {within("b", "p", SAMPLE_WAIT)}
+    JOIN port_windows AS ph ON ph.window_start = p.window_start AND ph.site = p.site AND ph.switch = p.switch
+        AND ph.port = p.host_switch_port AND {within("ph", "p", SAMPLE_WAIT)}
+    JOIN port_windows AS pa ON pa.window_start = p.window_start AND pa.site = p.site AND pa.switch = p.switch
+        AND pa.port = p.array_switch_port AND {within("pa", "p", SAMPLE_WAIT)}"""
 
 
 PARTS = ("host_queueing_us", "fabric_us", "array_us", "unexplained_us")  # they add up to host_us

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from flink_jobs.common.sql import within
 from ingest import topics
 from slo.definitions import Definitions, Slo
 
 # How long a window's histogram waits for the path's latency window, and the other way round (processing
 # time). The two topics are read at their own paces: in a backfill the histograms' (a row per bucket) and the
 # breakdown's (a row per path and window) drift apart by up to most of the time the backlog takes, and at 2
-# minutes a 7-hour backfill lost more than half of its windows. The join is keyed by window and volume, so each
-# key holds a handful of rows; yet Flink's heap state copies the rows of a few keys at every access to clean
-# them up, and that is still most of the job's CPU in a backfill (docs/benchmarks.md).
+# minutes a 7-hour backfill lost more than half of its windows. An interval join (`within`): as a regular join
+# with a time-to-live it took 72 % of the job's CPU in a backfill (docs/benchmarks.md).
+JOIN_WAIT = "INTERVAL '20' MINUTE"
+# The state TTL of the rest: the deduplication of path windows, the inventory joins' side of data.
 JOIN_TTL = "20 min"
 # How long data waits for the inventory, which is read whole at every start: the inventory itself is kept
 # without a time-to-live (one row per array and path). Flink's heap state cleans a key's rows by copying all of
@@ -30,7 +32,7 @@ def sources(histograms: str, breakdown: str, topology: str) -> list[str]:
         f"""
     CREATE TABLE histograms (
         window_start TIMESTAMP_LTZ(3), source STRING, site STRING, `array` STRING, volume STRING, direction STRING,
-        bucket INT, ios BIGINT
+        bucket INT, ios BIGINT, proc AS PROCTIME()
     ) WITH ({histograms}, 'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601')""",
         f"""
     CREATE TABLE breakdown (
@@ -134,7 +136,7 @@ def host_side(slos: list[Slo]) -> dict[str, str]:
     side: one row per path and window), then meets its volume's histogram once. Filters per SLO on the
     histogram's side would give each SLO a join of its own, each holding every histogram row again."""
     paths = "\n        UNION ALL".join(
-        f"\n        SELECT {i} AS slo_index, x.* FROM labelled_windows AS x WHERE {_selects(slo)}"
+        f"\n        SELECT {i} AS slo_index, x.*, PROCTIME() AS proc FROM labelled_windows AS x WHERE {_selects(slo)}"
         for i, slo in enumerate(slos)
     )
     measures = [_measures(slo) for slo in slos]
@@ -155,6 +157,7 @@ def host_side(slos: list[Slo]) -> dict[str, str]:
             FROM array_ios AS h
             JOIN slo_paths AS p ON p.window_start = h.window_start AND p.site = h.site AND p.`array` = h.`array`
                 AND p.volume = h.volume AND p.direction = h.direction
+                AND {within("p", "h", JOIN_WAIT)}
         ) AS x""",
     }
 

@@ -19,7 +19,6 @@ OPTIONS = [
 
 def statements(env, args):
     """The job's source and sinks registered in `env`; its INSERTs as a statement set."""
-    env.get_config().set("table.exec.state.ttl", "10 min")  # the host join's state: latency meets its rate
     env.execute_sql(tables.samples(runtime.kafka_options(args, JOB, args.input)))
     for ddl in tables.sinks(runtime.kafka_sink(args, JOB)):
         env.execute_sql(ddl)

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from flink_jobs.common.sql import samples_format, window_start
+from flink_jobs.common.sql import samples_format, window_start, within
 from ingest import buckets, topics
 
 HIST_METRICS = {"volume.read_service_time_hist": "read", "volume.write_service_time_hist": "write"}
 # Host disks report only interval averages (Perfmon's Avg. Disk sec/Read) next to the I/O rate.
 HOST_LATENCY = {"disk.read_latency": ("read", "disk.reads"), "disk.write_latency": ("write", "disk.writes")}
 HOST_SOURCE = "host_interval_avg"
+# How long a host disk's latency waits for its I/O rate of the same timestamp, and the other way round
+# (processing time): the two come in the same Telegraf flush, a backfill sends them together.
+HOST_WAIT = "INTERVAL '10' MINUTE"
 METRICS = [*HIST_METRICS, *HOST_LATENCY, *(rate for _, rate in HOST_LATENCY.values())]  # what the job reads
 
 
@@ -21,7 +24,7 @@ def samples(kafka_options: str) -> str:
     return f"""
     CREATE TABLE samples (
         ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, unit STRING, bucket INT,
-        site STRING, host STRING, disk STRING, `array` STRING, volume STRING, host_port STRING
+        site STRING, host STRING, disk STRING, `array` STRING, volume STRING, host_port STRING, proc AS PROCTIME()
     ) WITH ({kafka_options}, {samples_format(METRICS)})"""
 
 
@@ -55,8 +58,8 @@ def bucket_of(ms: str) -> str:
 def insert_host_histograms(window_s: int, host_interval_s: int) -> str:
     """A host disk's interval average is not a distribution: all of the interval's I/Os (rate x the
     agent's collection interval) are placed in the bucket of their average, source 'host_interval_avg'.
-    The latency and the rate of one disk and timestamp are joined (append-only: an inner join of two
-    streams; the job's state TTL bounds what it keeps)."""
+    The latency and the rate of one disk and timestamp are joined (append-only: an interval join of two
+    streams, each side waiting HOST_WAIT for the other)."""
     latency = " ".join(f"WHEN '{m}' THEN '{d}'" for m, (d, _) in HOST_LATENCY.items())
     rate = " ".join(f"WHEN '{m}' THEN '{r}'" for m, (_, r) in HOST_LATENCY.items())
     return f"""
@@ -68,7 +71,7 @@ def insert_host_histograms(window_s: int, host_interval_s: int) -> str:
     FROM samples AS l
     JOIN samples AS r
       ON r.site = l.site AND r.host = l.host AND r.disk = l.disk AND r.ts = l.ts
-     AND r.metric = CASE l.metric {rate} END
+     AND r.metric = CASE l.metric {rate} END AND {within("r", "l", HOST_WAIT)}
     WHERE l.metric IN ({", ".join(f"'{m}'" for m in HOST_LATENCY)})
       AND r.metric IN ({", ".join(f"'{r}'" for _, r in HOST_LATENCY.values())}) AND r.`value` > 0"""
 

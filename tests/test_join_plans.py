@@ -1,0 +1,37 @@
+"""The jobs' joins on a window or a timestamp are interval joins on processing time, from Flink's own planner
+(no stack needed). A regular join with a time-to-live keeps the same rows, but Flink's heap state cleans them
+by copying every row of a few keys at each access: that was most of the CPU of the breakdown and burn_rates
+jobs in the 200-array backfill (docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+
+import pytest
+
+from flink_jobs.common import runtime
+from tests.support import free_port
+
+# (job, interval joins, regular joins): the regular ones are the inventory's, which has no window
+JOINS = [("histograms", 1, 0), ("breakdown", 6, 1), ("burn_rates", 1, 6)]
+
+
+def optimized_plan(monkeypatch, name: str) -> str:
+    job = importlib.import_module(f"flink_jobs.{name}.job")
+    monkeypatch.setattr(sys, "argv", ["job.py", "--rest-port", str(free_port())])
+    args = runtime.arguments(job.__doc__, job.OPTIONS)
+    plan = job.statements(runtime.table_env(f"{name}-plan", args), args).explain()
+    return plan.split("== Optimized Execution Plan ==")[-1]
+
+
+@pytest.mark.parametrize(("name", "interval", "regular"), JOINS)
+def test_a_join_on_a_window_is_an_interval_join(monkeypatch, name, interval, regular):
+    plan = optimized_plan(monkeypatch, name)
+    intervals = re.findall(r"IntervalJoin\(joinType=\[InnerJoin\], windowBounds=\[isRowTime=false", plan)
+    joins = re.findall(r"(?<![A-Za-z])Join\(joinType=\[\w+\], where=\[(.*?)\], select=", plan)
+    on_time = [w for w in joins if re.search(r"\b(window_start|ts)\d* = ", w)]
+    assert not on_time, f"{name}: regular joins on a window or timestamp: {on_time}"
+    counts = (len(intervals), len(joins))
+    assert counts == (interval, regular), f"{name}: {counts[0]} interval joins, {counts[1]} regular"
