@@ -44,6 +44,20 @@ def java_functions():
     return get_gateway().jvm.io.sanlens
 
 
+def job_plan(monkeypatch, name: str, section: str = "") -> str:
+    """EXPLAIN of the statements of flink-jobs/`name` with its default arguments, from Flink's own planner (no
+    stack needed); only the part after the heading `section` (e.g. "Optimized Execution Plan") if given."""
+    import importlib
+
+    from flink_jobs.common import runtime
+
+    job = importlib.import_module(f"flink_jobs.{name}.job")
+    monkeypatch.setattr(sys, "argv", ["job.py", "--rest-port", str(free_port())])
+    args = runtime.arguments(job.__doc__, job.OPTIONS)
+    plan = job.statements(runtime.table_env(f"{name}-plan", args), args).explain()
+    return plan.split(f"== {section} ==")[-1] if section else plan
+
+
 def flink_job(job: str, source: str, prefix: str, *extra: str, bounded: bool = True, parallelism: int = 1):
     """A job of flink-jobs/ on topics of its own, as (argv, env): it reads `source` from the earliest offset
     (up to the offsets at start when `bounded`), writes PREFIX.* and commits as consumer group PREFIX."""

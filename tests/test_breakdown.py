@@ -9,16 +9,13 @@ is found as an incident where and when it was planted, and nothing else."""
 from __future__ import annotations
 
 import re
-import sys
 
 import pytest
 
-from flink_jobs.breakdown import job
 from flink_jobs.breakdown.tables import PARTS
-from flink_jobs.common import runtime
 from ingest.simulator import latency
 from tests.breakdown_scenarios import ROWS_PER_INTERVAL, iso
-from tests.support import free_port, sanlens, wait_until
+from tests.support import job_plan, sanlens, wait_until
 
 
 def test_each_window_is_broken_down_along_its_path_as_it_was_then(breakdown_played, ch):
@@ -140,9 +137,7 @@ def test_the_mart_adds_up_and_leaves_little_unexplained(breakdown_played, ch):
 def test_the_plan_is_sql_in_the_jvm_and_waits_for_no_watermark(monkeypatch):
     """No stack needed: samples are read once, no Python function is in the path, no window waits for a
     watermark, and every join keeps its samples a minute but the inventory for good."""
-    monkeypatch.setattr(sys, "argv", ["job.py", "--rest-port", str(free_port())])
-    args = runtime.arguments(job.__doc__, job.OPTIONS)
-    plan = job.statements(runtime.table_env("breakdown-plan", args), args).explain()
+    plan = job_plan(monkeypatch, "breakdown")
     physical = plan.split("== Optimized Physical Plan ==")[1].split("== Optimized Execution Plan ==")[0]
     optimized = plan.split("== Optimized Execution Plan ==")[-1]
     assert optimized.count("TableSourceScan(table=[[default_catalog, default_database, samples") == 1

@@ -5,30 +5,19 @@ jobs in the 200-array backfill (docs/benchmarks.md)."""
 
 from __future__ import annotations
 
-import importlib
 import re
-import sys
 
 import pytest
 
-from flink_jobs.common import runtime
-from tests.support import free_port
+from tests.support import job_plan
 
 # (job, interval joins, regular joins): the regular ones are the inventory's, which has no window
 JOINS = [("histograms", 1, 0), ("breakdown", 6, 1), ("burn_rates", 1, 6)]
 
 
-def optimized_plan(monkeypatch, name: str) -> str:
-    job = importlib.import_module(f"flink_jobs.{name}.job")
-    monkeypatch.setattr(sys, "argv", ["job.py", "--rest-port", str(free_port())])
-    args = runtime.arguments(job.__doc__, job.OPTIONS)
-    plan = job.statements(runtime.table_env(f"{name}-plan", args), args).explain()
-    return plan.split("== Optimized Execution Plan ==")[-1]
-
-
 @pytest.mark.parametrize(("name", "interval", "regular"), JOINS)
 def test_a_join_on_a_window_is_an_interval_join(monkeypatch, name, interval, regular):
-    plan = optimized_plan(monkeypatch, name)
+    plan = job_plan(monkeypatch, name, "Optimized Execution Plan")
     intervals = re.findall(r"IntervalJoin\(joinType=\[InnerJoin\], windowBounds=\[isRowTime=false", plan)
     joins = re.findall(r"(?<![A-Za-z])Join\(joinType=\[\w+\], where=\[(.*?)\], select=", plan)
     on_time = [w for w in joins if re.search(r"\b(window_start|ts)\d* = ", w)]

@@ -4,18 +4,11 @@ with one shuffle per record (by source) and no per-sample aggregation."""
 
 from __future__ import annotations
 
-import sys
-
-from flink_jobs.common import runtime
-from flink_jobs.normalize import job
-from tests.support import free_port
+from tests.support import job_plan
 
 
 def test_samples_dead_letters_and_accounting_share_one_operator_per_record(monkeypatch):
-    monkeypatch.setattr(sys, "argv", ["job.py", "--rest-port", str(free_port())])
-    args = runtime.arguments(job.__doc__, job.OPTIONS)
-    plan = job.statements(runtime.table_env("normalize-plan", args), args).explain()
-    optimized = plan.split("== Optimized Execution Plan ==")[-1]
+    optimized = job_plan(monkeypatch, "normalize", "Optimized Execution Plan")
     assert optimized.count("ProcessTableFunction(invocation=[normalize_records(") == 1, optimized
     assert "OverAggregate" not in optimized and "Correlate" not in optimized, optimized  # no LAG, no UNNEST
     assert "Python" not in optimized, optimized  # the function is Java: no Python worker in the job

@@ -6,23 +6,19 @@ from __future__ import annotations
 
 import importlib
 import re
-import sys
 
 import pytest
 
-from flink_jobs.common import runtime
 from flink_jobs.normalize import catalog
-from tests.support import free_port
+from tests.support import job_plan
 
 CATALOG_METRICS = {f["metric"] for m in catalog.load()["measurements"].values() for f in m["fields"].values()}
 
 
 @pytest.mark.parametrize("name", ["histograms", "breakdown", "tiering"])
 def test_every_metric_a_job_filters_on_is_one_it_decodes(monkeypatch, name):
-    job, tables = (importlib.import_module(f"flink_jobs.{name}.{module}") for module in ("job", "tables"))
-    monkeypatch.setattr(sys, "argv", ["job.py", "--rest-port", str(free_port())])
-    args = runtime.arguments(job.__doc__, job.OPTIONS)
-    plan = job.statements(runtime.table_env(f"{name}-plan", args), args).explain()
+    tables = importlib.import_module(f"flink_jobs.{name}.tables")
+    plan = job_plan(monkeypatch, name)
     named = set(re.findall(r"'([a-z0-9_]+\.[a-z0-9_]+)'", plan)) & CATALOG_METRICS
     assert named, f"{name}: no catalog metric in the plan"
     assert named <= set(tables.METRICS), (

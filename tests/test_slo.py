@@ -8,7 +8,6 @@ and the attainment match the same computation on the truth's per-interval histog
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import time
 import urllib.request
@@ -17,20 +16,16 @@ from datetime import datetime
 
 import pytest
 
-from flink_jobs.burn_rates import job
-from flink_jobs.common import runtime
 from ingest.simulator import scenario as scenario_file
 from ingest.simulator.run import Run
 from sanlensctl import config
 from slo import definitions
-from tests.support import WebhookReceiver, free_port, play_through_telegraf, sanlens, wait_until
+from tests.support import WebhookReceiver, job_plan, play_through_telegraf, sanlens, wait_until
 
 
 def test_every_slo_of_the_default_set_compiles_into_the_job_s_plan(monkeypatch):
     """The SLOs become SQL in the JVM: one plan, the burn-rate evaluator fed from the SLOs' union."""
-    monkeypatch.setattr(sys, "argv", ["job.py", "--rest-port", str(free_port())])
-    args = runtime.arguments(job.__doc__, job.OPTIONS)
-    plan = job.statements(runtime.table_env("burn-rates-plan", args), args).explain()
+    plan = job_plan(monkeypatch, "burn_rates")
     assert "evaluate_burn_rates" in plan and "PythonCalc" not in plan
     assert plan.count("Deduplicate(keep=[FirstRow]") >= 2
     # every SLO reads one join of the histograms' rows: its state holds each bucket row once

@@ -14,9 +14,6 @@ JOB = "burn_rates"
 # One subtask keeps each entity's windows in order through the joins, which the evaluator relies on.
 PARALLELISM = 1
 EVALUATOR_CLASS = "io.sanlens.burnrates.EvaluateBurnRates"
-# Its joins hold 20 minutes of the faster input (hundreds of MB in a backfill), all copied at each
-# checkpoint: every 10 s took a core. Its windows and alerts are out up to 30 s later for it.
-CHECKPOINT_INTERVAL = "30 s"
 OPTIONS = [
     (("--input",), {"default": topics.HISTOGRAMS, "help": "topic of service-time histograms"}),
     (("--breakdown",), {"default": topics.BREAKDOWN, "help": "topic of the paths' latency windows"}),
@@ -50,7 +47,7 @@ def statements(env, args):
 
 def main() -> None:
     args = runtime.arguments(__doc__, OPTIONS, PARALLELISM)
-    env = runtime.table_env(JOB, args, CHECKPOINT_INTERVAL)
+    env = runtime.table_env(JOB, args)
     runtime.run_until_stopped(statements(env, args).execute())
 
 
