@@ -49,6 +49,7 @@ class Run:
             self.start_s = float(int(time.time()) // slot * slot - slot)
         else:
             self.start_s = float(int(time.time() - self.duration + self.duration / speed))  # whole seconds
+        self.made_at = self.start_s + self.duration - self.duration / speed  # start_s on the wall (live; same at 1x)
         self.fleet = Fleet(scenario, self.start_s)
         self.truth = Truth(truth_dir, self.fleet)
         self.lock = threading.Lock()
@@ -91,15 +92,19 @@ class Run:
         stop: threading.Event | None = None,
     ) -> int:
         """Host metrics into Telegraf every interval (on the simulated clock); endpoints must be served.
-        With `telegraf` None the hosts stay silent: only the arrays and switches are polled."""
+        With `telegraf` None the hosts stay silent: only the arrays and switches are polled. The clock started
+        when the run was made, which at --speed 1 is the wall clock: an interval is sent when it ends, however
+        long the set-up in between (Telegraf's restart) took, unless that was longer than an interval: then the
+        first one goes at once and the clock runs behind by the rest."""
         self.publish_topology()
-        wall0 = time.monotonic()
+        step = self.s.interval_s / self.speed
+        wall0 = max(self.made_at, time.time() - step)
         with socket.create_connection(telegraf, timeout=10) if telegraf else contextlib.nullcontext() as sock:
             for i in range(self.intervals):
                 if stop is not None and stop.is_set():
                     break
                 # an interval's counters are sent when it ends, as an agent reports what it measured
-                time.sleep(max(0.0, wall0 + (i + 1) * self.s.interval_s / self.speed - time.monotonic()))
+                time.sleep(max(0.0, wall0 + (i + 1) * step - time.time()))
                 with self.lock:
                     self.step()
                     ts_ns = int(self.fleet.t * 1e9)
