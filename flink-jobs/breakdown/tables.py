@@ -22,7 +22,7 @@ METRICS = [*HOST_LATENCY, *HOST_RATE, *ARRAY_SERVICE, HBA_OUTSTANDING, PORT_STAL
 # bounds the state: a backfill read at 10,000 joined samples/s holds 10 minutes' worth of them at 10 min, more
 # than a 640 MB heap, and a minute's at 1 min. The joins on a window are interval joins (`within`).
 SAMPLE_WAIT = "INTERVAL '1' MINUTE"
-# The state TTL of what is not joined on a window: the inventory join's side of host windows (below).
+# The job's default state time-to-live (`table.exec.state.ttl`): for state no interval or hint bounds.
 SAMPLE_TTL = "1 min"
 # No TTL on the inventory's side: a path may be published once. A host's window waits for its path only until
 # the inventory is read at a start: Flink's heap state cleans a key's rows by copying all of them on access, and

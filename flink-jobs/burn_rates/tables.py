@@ -17,7 +17,8 @@ from slo.definitions import Definitions, Slo
 # minutes a 7-hour backfill lost more than half of its windows. An interval join (`within`): as a regular join
 # with a time-to-live it took 72 % of the job's CPU in a backfill (docs/benchmarks.md).
 JOIN_WAIT = "INTERVAL '20' MINUTE"
-# The state TTL of the rest: the deduplication of path windows, the inventory joins' side of data.
+# The job's default state time-to-live (`table.exec.state.ttl`): for state no interval or hint bounds, such as
+# the deduplications'.
 JOIN_TTL = "20 min"
 # How long data waits for the inventory, which is read whole at every start: the inventory itself is kept
 # without a time-to-live (one row per array and path). Flink's heap state cleans a key's rows by copying all of
