@@ -14,9 +14,13 @@ PORT = config.FLINK_REST_PORT
 # in start order; job i serves its REST API on FLINK_REST_PORT + i
 JOBS = ["normalize", "histograms", "breakdown", "tiering", "burn_rates"]
 assert len(JOBS) <= config.FLINK_REST_PORTS
-# The mini-cluster's heap where 640 MB is not enough: the burn_rates job's joins hold 20 minutes of the
-# faster input (flink-jobs/burn_rates/tables.py, JOIN_TTL).
-HEAP = {"burn_rates": "1536m"}
+# Each job's mini-cluster heap, which holds its state (Flink's heap state backend): a backfill puts a minute of
+# samples in the breakdown's joins and 20 minutes of histogram rows in burn_rates' (JOIN_WAIT). At 640 MB the
+# breakdown's collector paused it for a third of a 200-array backfill (docs/benchmarks.md).
+HEAP = {"normalize": "1g", "histograms": "1g", "breakdown": "1536m", "tiering": "640m", "burn_rates": "1536m"}
+# The parallel collector: the jobs want throughput on two shared cores, not G1's short pauses, whose
+# concurrent marking and write barriers take CPU from them.
+GC = "-XX:+UseParallelGC"
 PROCESSES = [f"flink-{job}" for job in JOBS]
 # What each job reads (its consumer group is `group(job)`, committed at checkpoints), and where its output
 # becomes queryable: the ClickHouse table, and the time its rows' age counts from: the sample's arrival in
@@ -54,7 +58,7 @@ def start_process(name: str) -> int:
     procs.require_free(port, f"the Flink REST API of job {job}", "SANLENS_FLINK_REST_PORT")
     # the mini-cluster's own log (Flink's log4j: exceptions, restarts) beside the job's output
     env = {**config.tool_env(), "FLINK_LOG_DIR": str(jvm_log_dir(job))}
-    env["JVM_ARGS"] = env["JVM_ARGS"].replace("-Xmx640m", f"-Xmx{HEAP.get(job, '640m')}")
+    env["JVM_ARGS"] = env["JVM_ARGS"].replace("-Xmx640m", f"-Xmx{HEAP[job]} {GC}")
     argv = [sys.executable, str(config.ROOT / "flink-jobs" / job / "job.py"), "--rest-port", str(port)]
     return procs.start(name, argv, env)
 
