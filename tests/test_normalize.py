@@ -12,6 +12,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from ingest import topics
 from sanlensctl import config
 from tests.support import flink_job, sanlens, wait_until
 
@@ -125,8 +126,8 @@ def test_a_source_s_samples_keep_its_key_and_so_one_partition_in_the_order_they_
     consumer = Consumer(
         {"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"read-{uuid.uuid4().hex[:6]}", "log_level": 0}
     )
-    partitions = consumer.list_topics("telemetry.samples", timeout=10).topics["telemetry.samples"].partitions
-    starts = consumer.offsets_for_times([TopicPartition("telemetry.samples", p, published_ms) for p in partitions], 10)
+    partitions = consumer.list_topics(topics.SAMPLES, timeout=10).topics[topics.SAMPLES].partitions
+    starts = consumer.offsets_for_times([TopicPartition(topics.SAMPLES, p, published_ms) for p in partitions], 10)
     ends = {tp.partition: consumer.get_watermark_offsets(tp, timeout=10)[1] for tp in starts}
     unread = {tp.partition for tp in starts if 0 <= tp.offset < ends[tp.partition]}
     consumer.assign([tp for tp in starts if tp.partition in unread])
@@ -138,7 +139,7 @@ def test_a_source_s_samples_keep_its_key_and_so_one_partition_in_the_order_they_
         if msg.offset() < ends[msg.partition()] and msg.key() == f"{site}-h".encode():
             sample = json.loads(msg.value())
             found.append((msg.partition(), sample["metric"], sample["ts"]))
-        positions = consumer.position([TopicPartition("telemetry.samples", p) for p in unread])
+        positions = consumer.position([TopicPartition(topics.SAMPLES, p) for p in unread])
         unread -= {tp.partition for tp in positions if tp.offset >= ends[tp.partition]}
     consumer.close()
     assert len(found) == accounted(ch, site, "samples", "out")
