@@ -58,23 +58,29 @@ DATABASE = "sanlens"
 ALERT_WEBHOOK_URL = os.environ.get("SANLENS_ALERT_WEBHOOK_URL", f"http://127.0.0.1:{ALERT_WEBHOOK_PORT}/alerts")
 
 
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    """A port on loopback that nothing listens on now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port on loopback that nothing listens on now (below the ephemeral range: see free_port_range)."""
+    return free_port_range(1)
 
 
 def free_port_range(count: int) -> int:
-    """The first of `count` consecutive free ports, below the ephemeral range (32768 on): a port handed out by
-    bind(0) may be next to one a client's outgoing connection takes a moment later."""
+    """The first of `count` consecutive free ports, below the ephemeral range (32768 on): a port there, free now,
+    may be the one a client's outgoing connection or a listener on port 0 (a Flink job's RPC and blob server)
+    takes before the component meant for it binds it, which failed a test stack's start-up in CI. A port is
+    handed out once per process, so two asked for in a row differ even before either is bound."""
     rng = random.Random()
     while True:
         first = rng.randrange(20000, 32000 - count)
+        if _handed_out.intersection(range(first, first + count)):
+            continue
         try:
             with contextlib.ExitStack() as held:
                 for port in range(first, first + count):
                     held.enter_context(socket.socket()).bind(("127.0.0.1", port))
+            _handed_out.update(range(first, first + count))
             return first
         except OSError:
             continue
@@ -84,8 +90,10 @@ def isolated_env(run: Path) -> dict[str, str]:
     """The environment of a stack of its own: run folder `run` and free ports (nothing else changes). The Flink
     jobs serve their REST APIs on consecutive ports from SANLENS_FLINK_REST_PORT."""
     env = {"SANLENS_RUN": str(run)}
+    port = free_port_range(len(PORT_NAMES) - 1 + FLINK_REST_PORTS)
     for name in PORT_NAMES:
-        env[f"SANLENS_{name}_PORT"] = str(free_port_range(FLINK_REST_PORTS) if name == "FLINK_REST" else free_port())
+        env[f"SANLENS_{name}_PORT"] = str(port)
+        port += FLINK_REST_PORTS if name == "FLINK_REST" else 1
     env["SANLENS_KAFKA"] = f"127.0.0.1:{env['SANLENS_KAFKA_PORT']}"
     env["SANLENS_CLICKHOUSE_URL"] = f"http://127.0.0.1:{env['SANLENS_CLICKHOUSE_PORT']}"
     env["SANLENS_ALERT_WEBHOOK_URL"] = f"http://127.0.0.1:{env['SANLENS_ALERT_WEBHOOK_PORT']}/alerts"
