@@ -246,7 +246,7 @@ def test_telegraf_killed_mid_stream_costs_resolution_not_ios(stack, ch, tmp_path
     run_id = uuid.uuid4().hex[:6]
     site = f"polled-{run_id}"
     (tmp_path / "polled.yaml").write_text(POLLED.format(id=f"p{run_id}", site=site))
-    run = Run(scenario_file.load(tmp_path / "polled.yaml"), tmp_path / "truth", config.KAFKA_BOOTSTRAP, speed=2.0)
+    run = Run(scenario_file.load(tmp_path / "polled.yaml"), tmp_path / "truth", config.KAFKA_BOOTSTRAP, speed=4.0)
     since_ms = int(time.time() * 1000)
     with polled_by_telegraf(run, site):
         player = threading.Thread(target=run.realtime, args=(None,))

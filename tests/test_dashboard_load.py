@@ -1,6 +1,6 @@
 """Busy dashboards, on the tests' stack: with the session's firmware rollout loaded and the marts built, 16
 clients run every dashboard's own SQL (tests/benchmarks/bench_dashboard_load.py, the 5-minute version) for
-45 s while the demo's fleet is played live through Telegraf at 10x, as `./sanlens demo` does. No query
+30 s while the demo's fleet is played live through Telegraf at 10x, as `./sanlens demo` does. No query
 fails, the loader keeps inserting meanwhile, its lag stays bounded and drains once the load stops."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from sanlensctl import config
 from tests.benchmarks.bench_dashboard_load import Lag, Load, dashboard_queries, report, report_lag
 from tests.support import ROOT, polled_by_telegraf, wait_until
 
-CLIENTS, SECONDS = 16, 45
+CLIENTS, SECONDS = 16, 30
 CAUGHT_UP = 100  # messages: what Telegraf's heartbeat and the last batch leave
 MAX_LAG = 50_000  # messages: the benchmark's bound (--max-lag)
 

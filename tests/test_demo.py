@@ -85,9 +85,9 @@ def test_a_second_run_counts_only_its_own_records(two_runs):
 
 def test_a_stalled_stage_makes_the_demo_give_up_and_mark_its_figures_partial(two_runs):
     """The loader is paused (SIGSTOP) once playback starts: normalize and histograms drain, the loader's
-    offsets stand still, and the demo gives up after --stall-timeout instead of printing a result."""
+    offsets stand still, and the demo gives up after --stall-timeout (10 s) instead of printing a result."""
     demo = subprocess.Popen(
-        [str(ROOT / "sanlens"), "demo", "--duration", "10", "--speed", "40", "--stall-timeout", "20"],
+        [str(ROOT / "sanlens"), "demo", "--duration", "10", "--speed", "40", "--stall-timeout", "10"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -107,7 +107,7 @@ def test_a_stalled_stage_makes_the_demo_give_up_and_mark_its_figures_partial(two
         os.kill(loader, signal.SIGCONT)
         demo.kill()
     text = "".join(lines)
-    assert re.search(r"no stage advanced for 20 s \(.*loader [\d,]+ messages behind", text), text[-3000:]
+    assert re.search(r"no stage advanced for 10 s \(.*loader [\d,]+ messages behind", text), text[-3000:]
     assert "PARTIAL accounting of this run" in text and "PARTIAL: the demo gave up waiting" in text
     assert "Install base, this run" not in text and "Upgrade effect" not in text
     assert text.rstrip().splitlines()[-1].startswith("    ./sanlens status")
