@@ -310,7 +310,7 @@ def cmd_test(args) -> int:
         **config.isolated_env(config.TEST_RUN),
         "SANLENS_TEST_KEEP": str(int("--keep" in args.args)),
         "TMPDIR": str(tmp),
-        "JVM_ARGS": f"-Xmx640m -XX:-UsePerfData -Djava.io.tmpdir={tmp}",
+        "JVM_ARGS": config.pyflink_jvm_args(tmp),
     }
     return subprocess.call(argv, env=env, cwd=config.ROOT)
 

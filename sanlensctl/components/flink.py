@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 import urllib.request
-from pathlib import Path
 
 from ingest import topics
 from sanlensctl import config, db, offsets, procs
@@ -22,13 +21,6 @@ HEAP = {"normalize": "1g", "histograms": "1g", "breakdown": "1536m", "tiering": 
 # The parallel collector: the jobs want throughput on two shared cores, not G1's short pauses, whose
 # concurrent marking and write barriers take CPU from them.
 GC = "-XX:+UseParallelGC"
-# A job's JVM used to spend half of its start-up CPU in the C2 compiler, on code that only runs while the job
-# starts: the planner (Calcite, Janino, the code splitter's ANTLR parser), bytecode spinning and class loading.
-# C2 leaves those packages to C1 (a HotSpot compiler directive): `./sanlens up` took 77 CPU-s and 41-46 s for
-# the five jobs, now 57 CPU-s and 31-36 s; the code that runs per record is compiled by C2 as before (the
-# 200-array backfill took 196 CPU-s, 215 before: docs/benchmarks.md).
-DIRECTIVES = Path(__file__).with_name("flink_compiler_directives.json")
-JIT = f"-XX:+UnlockDiagnosticVMOptions -XX:CompilerDirectivesFile={DIRECTIVES}"
 PROCESSES = [f"flink-{job}" for job in JOBS]
 # What each job reads (its consumer group is `group(job)`, committed at checkpoints), and where its output
 # becomes queryable: the ClickHouse table, and the time its rows' age counts from: the sample's arrival in
@@ -66,7 +58,7 @@ def start_process(name: str) -> int:
     procs.require_free(port, f"the Flink REST API of job {job}", "SANLENS_FLINK_REST_PORT")
     # the mini-cluster's own log (Flink's log4j: exceptions, restarts) beside the job's output
     env = {**config.tool_env(), "FLINK_LOG_DIR": str(jvm_log_dir(job))}
-    env["JVM_ARGS"] = env["JVM_ARGS"].replace("-Xmx640m", f"-Xmx{HEAP[job]} {GC} {JIT}")
+    env["JVM_ARGS"] = config.pyflink_jvm_args(config.TMP, HEAP[job]) + f" {GC}"
     argv = [sys.executable, str(config.ROOT / "flink-jobs" / job / "job.py"), "--rest-port", str(port)]
     return procs.start(name, argv, env)
 
