@@ -163,7 +163,7 @@ def run(args) -> int:
             f"==> Telegraf polls {len(s.arrays)} arrays and {len(s.switches)} switches at {endpoints.base_url}",
             flush=True,
         )
-        telegraf.restart()
+        telegraf.reload()
         print(
             f"==> playing scenario {s.name} ({fleet}) for {duration / args.speed:.0f} s at {args.speed:g}x "
             f"through Telegraf",
@@ -176,7 +176,7 @@ def run(args) -> int:
         finally:
             pollers.unlink(missing_ok=True)
             endpoints.stop()
-            telegraf.restart()
+            telegraf.reload()
     run.close()
     produced = sum(run.truth.records.values())
     print(f"==> {produced:,} records sent; waiting for every stage to work through them", flush=True)

@@ -155,7 +155,7 @@ class Supervisor:
     def _check(self, w: Watch, now: float) -> None:
         pid = procs.pid_of(w.name)
         if pid:
-            if pid != w.pid:  # not started by us (./sanlens up, telegraf.restart, or alive when we started)
+            if pid != w.pid:  # not started by us (./sanlens up, telegraf.reload, or alive when we started)
                 if w.pid is not None or w.state != "running":
                     log(f"--> {w.name} was started by someone else (pid {pid}): taken over")
                 w.pid, w.backoff = pid, Backoff(w.backoff.policy)

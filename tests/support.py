@@ -128,7 +128,7 @@ class EmbeddedServer:
 @contextlib.contextmanager
 def polled_by_telegraf(run, name: str):
     """A simulator Run's arrays and switches served for the stack's real Telegraf to poll while the block runs
-    (a pollers file `name`.conf of its own; the block gets the Endpoints); Telegraf restarted after, which
+    (a pollers file `name`.conf of its own; the block gets the Endpoints); Telegraf reloaded after, which
     flushes what it holds."""
     from ingest.simulator import __main__ as simulator
     from ingest.simulator.endpoints import Endpoints
@@ -138,12 +138,12 @@ def polled_by_telegraf(run, name: str):
     pollers = telegraf.POLLERS / f"{name}.conf"
     pollers.write_text(simulator.telegraf_pollers(run.s, endpoints.base_url, run.s.interval_s / run.speed))
     try:
-        telegraf.restart()
+        telegraf.reload()
         yield endpoints
         time.sleep(3)  # the last poll and flush
     finally:
         pollers.unlink()
-        telegraf.restart()
+        telegraf.reload()
         endpoints.stop()
 
 

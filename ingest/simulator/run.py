@@ -94,7 +94,7 @@ class Run:
         """Host metrics into Telegraf every interval (on the simulated clock); endpoints must be served.
         With `telegraf` None the hosts stay silent: only the arrays and switches are polled. The clock started
         when the run was made, which at --speed 1 is the wall clock: an interval is sent when it ends, however
-        long the set-up in between (Telegraf's restart) took, unless that was longer than an interval: then the
+        long the set-up in between (Telegraf's reload) took, unless that was longer than an interval: then the
         first one goes at once and the clock runs behind by the rest."""
         self.publish_topology()
         step = self.s.interval_s / self.speed
