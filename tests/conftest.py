@@ -10,7 +10,15 @@ import uuid
 import pytest
 
 from sanlensctl import config, db
-from tests.support import Alertmanager, EmbeddedServer, sanlens, wait_until
+from tests.support import (
+    Alertmanager,
+    EmbeddedServer,
+    assert_nothing_left,
+    sanlens,
+    stack_pids,
+    stack_ports,
+    wait_until,
+)
 
 pytest_plugins = ["tests.breakdown_scenarios", "tests.slo_scenario"]  # scenarios shared with the dashboards' tests
 
@@ -29,13 +37,19 @@ def pytest_collection_modifyitems(items):
 def stack():
     """The tests' own stack, really running: `./sanlens test` points SANLENS_RUN and the ports at a run
     folder of the tests (config.TEST_RUN), never at the user's stack. It starts empty, is stopped at the
-    end, and its data is deleted unless `./sanlens test --keep`."""
+    end, and its data is deleted unless `./sanlens test --keep`. `up` and `down` are checked on it: every
+    component healthy with nothing restarted; after every test, `down` leaves no process and no port."""
     assert config.RUN.name.endswith("-test"), "run the tests with ./sanlens test: they need a stack of their own"
     sanlens("down", "--purge")  # whatever an earlier session left behind
     out = sanlens("up", timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
-    yield json.loads(sanlens("status", "--json").stdout)
-    sanlens("down", *([] if os.environ.get("SANLENS_TEST_KEEP") == "1" else ["--purge"]))
+    report = json.loads(sanlens("status", "--json").stdout)
+    assert all(c["healthy"] and c["restarts"] == 0 and c["last_exit"] is None for c in report.values()), report
+    yield report
+    pids = stack_pids(config.RUN)
+    out = sanlens("down", *([] if os.environ.get("SANLENS_TEST_KEEP") == "1" else ["--purge"]))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert_nothing_left(config.RUN, pids, stack_ports(os.environ))
 
 
 @pytest.fixture(scope="session")

@@ -34,6 +34,43 @@ def sanlens(*args: str, env: dict | None = None, timeout: float = 600) -> subpro
     )
 
 
+def stack_pids(run: Path) -> list[int]:
+    """The stack's processes, from its pid files."""
+    return [int(p.read_text().split()[0]) for p in run.glob("*.pid")]
+
+
+def stack_ports(env) -> list[int]:
+    """Every port a stack with this environment listens on: its SANLENS_*_PORT and the other Flink jobs'
+    REST ports after the first."""
+    from sanlensctl.components import flink
+
+    ports = [int(v) for k, v in env.items() if k.startswith("SANLENS_") and k.endswith("_PORT")]
+    return ports + [int(env["SANLENS_FLINK_REST_PORT"]) + i for i in range(1, len(flink.JOBS))]
+
+
+def in_process_groups(pgids: list[int]) -> list[int]:
+    """Live processes whose process group is one the stack started (the Flink JVM is a child, say)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) in pgids and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def assert_nothing_left(run: Path, pids: list[int], ports: list[int]) -> None:
+    """After `./sanlens down`: no process of the stack, nor a child of one, alive; no port open; no pid file."""
+    from sanlensctl import procs
+
+    assert pids and not [p for p in pids if procs.alive(p)], pids
+    assert not in_process_groups(pids), "children of the stack outlived it"
+    assert not [p for p in ports if procs.port_open(p)], ports
+    assert not list(run.glob("*.pid"))
+
+
 def java_functions():
     """The package io.sanlens of the jobs' Java functions (.sanlens/lib/jobs), in PyFlink's py4j JVM: pure
     logic called directly, without a job. Public fields are read with py4j's get_field."""

@@ -8,8 +8,10 @@ import uuid
 
 from confluent_kafka import Producer
 
-from sanlensctl import config, install
-from tests.support import sanlens, wait_until
+from sanlensctl import config, install, procs
+from sanlensctl import stack as stack_components
+from sanlensctl.components import flink
+from tests.support import sanlens, stack_pids, wait_until
 
 
 def test_a_record_travels_from_kafka_through_flink_and_clickhouse_into_a_dbt_model(stack, ch):
@@ -70,6 +72,16 @@ def test_status_json_reports_every_component_healthy_with_a_real_probe(stack):
         report["alertmanager"]["port"] == config.ALERTMANAGER_PORT
         and report["alertmanager"]["version"] == install.ALERTMANAGER_VERSION
     )
+
+
+def test_up_on_a_running_stack_starts_nothing(stack):
+    """One process per component, one per Flink job and the supervisor, all alive; `up` again leaves them be."""
+    pids = stack_pids(config.RUN)
+    expected = sum(len(component.PROCESSES) for component in stack_components.COMPONENTS)
+    assert len(pids) == expected == 7 + len(flink.JOBS) and all(procs.alive(p) for p in pids)
+    again = sanlens("up", timeout=120)
+    assert again.returncode == 0 and "already running" in again.stderr
+    assert stack_pids(config.RUN) == pids
 
 
 def test_migrations_are_recorded_and_idempotent(stack, ch):
