@@ -40,11 +40,11 @@ def stack_pids(run: Path) -> list[int]:
 
 
 def stack_ports(env) -> list[int]:
-    """Every port a stack with this environment listens on: its SANLENS_*_PORT and the other Flink jobs'
-    REST ports after the first."""
+    """Every port of a stack with this environment (config.isolated_env): its SANLENS_*_PORT and the other
+    Flink jobs' REST ports after the first."""
     from sanlensctl.components import flink
 
-    ports = [int(v) for k, v in env.items() if k.startswith("SANLENS_") and k.endswith("_PORT")]
+    ports = [int(env[f"SANLENS_{name}_PORT"]) for name in config.PORT_NAMES]
     return ports + [int(env["SANLENS_FLINK_REST_PORT"]) + i for i in range(1, len(flink.JOBS))]
 
 
