@@ -86,6 +86,13 @@ def free_port_range(count: int) -> int:
             continue
 
 
+# The analytics jobs (histograms, breakdown, tiering, burn_rates) get the CPU after the ingest path (Kafka,
+# normalize, the loader, ClickHouse): at 10 on nice(1)'s scale, about a tenth of it while the path has work to do,
+# all of it otherwise. A 200-array backfill is queryable 2.5 times sooner that way; the analytics finish in
+# about the same time as at equal priority, since they do the same work (docs/benchmarks.md). 0 turns it off.
+ANALYTICS_NICE = int(os.environ.get("SANLENS_ANALYTICS_NICE", "10"))
+
+
 def isolated_env(run: Path) -> dict[str, str]:
     """The environment of a stack of its own: run folder `run` and free ports (nothing else changes). The Flink
     jobs serve their REST APIs on consecutive ports from SANLENS_FLINK_REST_PORT."""

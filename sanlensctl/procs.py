@@ -22,7 +22,9 @@ def log_file(name: str) -> Path:
     return config.LOGS / f"{name}.log"
 
 
-def start(name: str, argv: list[str], env: dict[str, str], cwd: Path | None = None) -> int:
+def start(name: str, argv: list[str], env: dict[str, str], cwd: Path | None = None, nice: int = 0) -> int:
+    """`argv` detached (a session and process group of its own), logging to its log file, at `nice` (nice(1)'s
+    scale: above 0, the CPU goes to the processes at the default priority first)."""
     config.LOGS.mkdir(parents=True, exist_ok=True)
     with open(log_file(name), "ab") as log:
         proc = subprocess.Popen(
@@ -34,8 +36,19 @@ def start(name: str, argv: list[str], env: dict[str, str], cwd: Path | None = No
             cwd=cwd or config.ROOT,
             start_new_session=True,
         )
+    if nice:
+        lower_priority(proc.pid, nice)
     pid_file(name).write_text(f"{proc.pid}\n{' '.join(argv)}\n")
     return proc.pid
+
+
+def lower_priority(pid: int, nice: int) -> None:
+    """`pid`, and the processes it starts from now on (a Flink job's JVM), at `nice`. Where the kernel groups
+    each session for its scheduler (sched_autogroup), it weighs the session's group against the others by the
+    group's own nice value, so the session of `pid` (start gives each process one) gets `nice` too."""
+    os.setpriority(os.PRIO_PROCESS, pid, nice)
+    with contextlib.suppress(OSError):
+        Path(f"/proc/{pid}/autogroup").write_text(str(nice))
 
 
 def pid_of(name: str) -> int | None:

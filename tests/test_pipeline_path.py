@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
+from pathlib import Path
 
 from confluent_kafka import Producer
 
 from sanlensctl import config, install, procs
 from sanlensctl import stack as stack_components
 from sanlensctl.components import flink
-from tests.support import sanlens, stack_pids, wait_until
+from tests.support import in_process_groups, sanlens, stack_pids, wait_until
 
 
 def test_a_record_travels_from_kafka_through_flink_and_clickhouse_into_a_dbt_model(stack, ch):
@@ -82,6 +84,21 @@ def test_up_on_a_running_stack_starts_nothing(stack):
     again = sanlens("up", timeout=120)
     assert again.returncode == 0 and "already running" in again.stderr
     assert stack_pids(config.RUN) == pids
+
+
+def test_the_analytics_jobs_get_the_cpu_after_the_ingest_path(stack):
+    """Each analytics job's processes (its Python process and its JVM) and its session's scheduler group, where
+    the kernel has one, at config.ANALYTICS_NICE; normalize, the loader and the rest at the default priority."""
+    analytics = {f"flink-{job}" for job in flink.JOBS if job not in flink.INGEST_PATH}
+    assert analytics and config.ANALYTICS_NICE > 0
+    for component in stack_components.COMPONENTS:
+        for name in component.PROCESSES:
+            expected, leader = config.ANALYTICS_NICE if name in analytics else 0, procs.pid_of(name)
+            group = in_process_groups([leader])
+            assert len(group) >= (2 if name.startswith("flink-") else 1), (name, group)
+            assert {os.getpriority(os.PRIO_PROCESS, pid) for pid in group} == {expected}, name
+            autogroup = Path(f"/proc/{leader}/autogroup")
+            assert not autogroup.exists() or autogroup.read_text().split()[-1] == str(expected), name
 
 
 def test_migrations_are_recorded_and_idempotent(stack, ch):

@@ -22,6 +22,9 @@ HEAP = {"normalize": "1g", "histograms": "1g", "breakdown": "1536m", "tiering": 
 # concurrent marking and write barriers take CPU from them.
 GC = "-XX:+UseParallelGC"
 PROCESSES = [f"flink-{job}" for job in JOBS]
+# The jobs on every sample's way to ClickHouse; the others derive from their output and run at
+# config.ANALYTICS_NICE, so that a burst (a backfill, a fleet catching up) is queryable first.
+INGEST_PATH = {"normalize"}
 # What each job reads (its consumer group is `group(job)`, committed at checkpoints), and where its output
 # becomes queryable: the ClickHouse table, and the time its rows' age counts from: the sample's arrival in
 # Kafka for normalize, the histogram sample's own time, the window's start for the breakdown (a window
@@ -60,7 +63,7 @@ def start_process(name: str) -> int:
     env = {**config.tool_env(), "FLINK_LOG_DIR": str(jvm_log_dir(job))}
     env["JVM_ARGS"] = config.pyflink_jvm_args(config.TMP, HEAP[job]) + f" {GC}"
     argv = [sys.executable, str(config.ROOT / "flink-jobs" / job / "job.py"), "--rest-port", str(port)]
-    return procs.start(name, argv, env)
+    return procs.start(name, argv, env, nice=0 if job in INGEST_PATH else config.ANALYTICS_NICE)
 
 
 def jvm_log_dir(job: str):
