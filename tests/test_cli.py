@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sanlensctl import config
-from tests.support import sanlens
+from sanlensctl import config, procs
+from tests.support import sanlens, stack_pids
 
 
 @pytest.fixture
@@ -21,11 +21,7 @@ def isolated(tmp_path):
 
 
 def no_stack_process_alive(run: Path) -> bool:
-    for pid_file in run.glob("*.pid"):
-        pid = int(pid_file.read_text().split()[0])
-        if Path(f"/proc/{pid}").exists():
-            return False
-    return True
+    return not any(procs.alive(pid) for pid in stack_pids(run))
 
 
 def assert_one_line_error(out, *phrases: str) -> None:
