@@ -4,6 +4,7 @@ verdict and the canonical value of each kind of series."""
 from __future__ import annotations
 
 import pytest
+from py4j.java_gateway import get_field
 
 from tests.support import java_functions
 
@@ -54,3 +55,19 @@ def test_a_histogram_bucket_becomes_the_delta(java):
 )
 def test_what_cannot_be_paired_is_dropped_with_its_reason(java, kind, ts, num, den, prev, reason):
     assert judge(java, kind, ts, num, den, prev) == (reason, None)
+
+
+def test_a_record_series_keeps_the_last_sample_of_each_of_its_series(java):
+    """LastSamples, the job's state per record series: a series is found by metric and bucket wherever the
+    record carries it, and one the record lacks keeps its last sample."""
+    last = java.LastSamples()
+    a, b = java.Sample("m", "counter", "u", 1, 10.0, None), java.Sample("m", "ratio", "u", 2, 20.0, 4.0)
+    last.set(last.indexOf(a, 0), a, 1_000)
+    last.set(last.indexOf(b, 1), b, 1_000)
+    assert last.indexOf(b, 0) == 1 and last.indexOf(a, 5) == 0  # found wherever the record carries it
+    assert last.indexOf(java.Sample("m", "counter", "u", 3, 0.0, None), 0) == -1  # another bucket: a new series
+    b2 = java.Sample("m", "ratio", "u", 2, 30.0, 5.0)
+    last.set(last.indexOf(b2, 0), b2, 2_000)
+    kept, moved = ([get_field(last.previous(i), f) for f in ("tsMs", "num", "den")] for i in (0, 1))
+    assert kept == [1_000, 10.0, None] and moved == [2_000, 30.0, 5.0]
+    assert last.previous(-1) is None

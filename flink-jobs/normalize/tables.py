@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from flink_jobs.normalize.catalog import ENTITY_KEYS
 from ingest import topics
 
 WINDOW_S = 10  # accounting windows, by arrival time
@@ -33,25 +32,25 @@ def raw_metrics(kafka_options: str) -> str:
             'value.fields-include' = 'EXCEPT_KEY')"""
 
 
-def _sink(kafka_sink: Callable[[str, str], str], name: str, topic: str, columns: str, key: str | None = None) -> str:
-    keyed = f"'key.format' = 'raw', 'key.fields' = '{key}', 'value.fields-include' = 'EXCEPT_KEY'," if key else ""
+JSON = "'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601'"
+
+
+def _sink(kafka_sink: Callable[[str, str], str], name: str, topic: str, columns: str, value_format: str = JSON) -> str:
     return f"""
     CREATE TABLE {name} ({columns}
-    ) WITH ({kafka_sink(name, topic)}, {keyed} 'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601')"""
+    ) WITH ({kafka_sink(name, topic)}, {value_format})"""
 
 
 def sinks(kafka_sink: Callable[[str, str], str]) -> list[str]:
     """The job's three sink tables; `kafka_sink(table, topic)` gives their Kafka options (common/runtime)."""
-    entity_columns = "".join(f"\n        `{key}` STRING," for key in ENTITY_KEYS)
     return [
+        # A sample's message is written by the function (SampleJson, the contract's JSON), keyed by its source.
         _sink(
             kafka_sink,
             "samples",
             topics.SAMPLES,
-            f"""
-        source STRING, ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, unit STRING, bucket INT,{entity_columns}
-        arrived_at TIMESTAMP_LTZ(3)""",
-            key="source",
+            "source STRING, sample BYTES",
+            "'key.format' = 'raw', 'key.fields' = 'source', 'value.fields-include' = 'EXCEPT_KEY', 'format' = 'raw'",
         ),
         _sink(
             kafka_sink,
@@ -76,16 +75,15 @@ def sinks(kafka_sink: Callable[[str, str], str]) -> list[str]:
 # out, per refused record, and per count of the record's accounting, told apart by `kind`. A series
 # always comes from one source, hence one Kafka partition and one subtask: processing order is arrival
 # order, and nothing waits for a watermark. Only a bounded run passes the read time (`on_time`), for
-# its accounting to window on (the function's `rowtime`).
+# its accounting to window on (the function's `rowtime`). The uid changes with the layout of the function's
+# state: a stack restored from a checkpoint of an older layout starts that state afresh (its cumulative
+# series give one baseline each), where the old layout would fail the restore.
 NORMALIZED = """
     SELECT * FROM normalize_records(input => TABLE raw_metrics PARTITION BY kafka_key{on_time},
-                                    uid => 'normalize-records')"""
+                                    uid => 'normalize-records-2')"""
 
-_ENTITY = ", ".join(f"entity[{i + 1}]" for i in range(len(ENTITY_KEYS)))
-INSERT_SAMPLES = f"""
-    INSERT INTO samples
-    SELECT kafka_key, TO_TIMESTAMP_LTZ(ts_ms, 3), metric, `value`, unit, bucket, {_ENTITY}, arrival
-    FROM normalized WHERE kind = 'sample'"""
+INSERT_SAMPLES = """
+    INSERT INTO samples SELECT kafka_key, sample FROM normalized WHERE kind = 'sample'"""
 
 INSERT_DEADLETTERS = """
     INSERT INTO deadletter

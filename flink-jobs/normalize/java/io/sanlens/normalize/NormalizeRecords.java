@@ -4,6 +4,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -22,24 +23,23 @@ import org.apache.flink.types.Row;
  * Kafka key (Telegraf keys by source, so every series of a source meets its previous sample here, in
  * arrival order). Per record it emits, in one row type told apart by `kind`:
  * <ul>
- *   <li>{@code sample}: each sample that is out, with its canonical value and entity;</li>
+ *   <li>{@code sample}: each sample that is out, as its message on telemetry.samples (SampleJson);</li>
  *   <li>{@code dead}: the refused record, its reason, detail and where it came from;</li>
  *   <li>{@code count}: the record's accounting (records in, out or dead-lettered; samples in, out,
  *       dropped per reason), one row per outcome and reason, so the accounting adds up records, not
  *       samples.</li>
  * </ul>
- * State: per series, its last sample (a map entry per series). It has no time-to-live: Flink's TTL cleans
- * a key's map up entry by entry on every access, and an array's key holds thousands of series (that
- * cleanup was a third of the job's time). A series that stops keeps its few bytes. The catalog
+ * State: per record series, the last sample of each of its series (LastSamples, a map entry per record series).
+ * It has no time-to-live: Flink's TTL cleans a key's map up entry by entry on every access, and an array's key
+ * holds hundreds of record series (that cleanup was a third of the job's time). A series that stops keeps its
+ * few bytes. The catalog
  * comes from the file named by the job parameter sanlens.catalog (the job writes it from catalog.yaml).
  */
-@FunctionHint(output = @DataTypeHint("ROW<kind STRING, ts_ms BIGINT, metric STRING, `value` DOUBLE, unit STRING, "
-        + "bucket INT, entity ARRAY<STRING>, site STRING, arrival TIMESTAMP_LTZ(3), arrival_s BIGINT, outcome STRING, "
-        + "reason STRING, detail STRING, n INT, topic STRING, `partition` INT, `offset` BIGINT, payload STRING>"))
+@FunctionHint(output = @DataTypeHint("ROW<kind STRING, sample BYTES, site STRING, arrival TIMESTAMP_LTZ(3), arrival_s BIGINT, "
+        + "unit STRING, outcome STRING, reason STRING, detail STRING, n INT, topic STRING, `partition` INT, `offset` BIGINT, payload STRING>"))
 public final class NormalizeRecords extends ProcessTableFunction<Row> {
     private static final long serialVersionUID = 1L;
     public static final String CATALOG_PARAMETER = "sanlens.catalog";
-    private static final char SEPARATOR = '\u001f';
     /**
      * A dead letter carries at most this many characters of its payload: escaped as JSON (up to six bytes a
      * character) it stays under the sink's 1 MiB request size, which a message near the broker's limit would
@@ -53,6 +53,7 @@ public final class NormalizeRecords extends ProcessTableFunction<Row> {
     static final int MAX_KEY = Decoder.MAX_TAG;
 
     private transient Decoder decoder;
+    private transient List<String> entityKeys;
 
     @Override
     public void open(FunctionContext context) throws Exception {
@@ -60,11 +61,13 @@ public final class NormalizeRecords extends ProcessTableFunction<Row> {
         if (path == null) {
             throw new IllegalStateException("job parameter " + CATALOG_PARAMETER + " (the catalog's JSON file) is not set");
         }
-        decoder = new Decoder(new Catalog(Files.readString(Path.of(path))));
+        Catalog catalog = new Catalog(Files.readString(Path.of(path)));
+        decoder = new Decoder(catalog);
+        entityKeys = catalog.entityKeys;
     }
 
     public void eval(
-            @StateHint(name = "previous", ttl = "0") MapView<String, Pairing.Previous> previous,
+            @StateHint(name = "last", ttl = "0") MapView<String, LastSamples> last,
             @ArgumentHint(name = "input", value = ArgumentTrait.SET_SEMANTIC_TABLE) Row record) throws Exception {
         Instant arrival = record.getFieldAs("arrival");
         long arrivalS = Math.floorDiv(arrival.toEpochMilli(), 1000);
@@ -77,26 +80,32 @@ public final class NormalizeRecords extends ProcessTableFunction<Row> {
         if (d.outcome.equals(Decoded.DEAD)) {
             count(site, arrival, arrivalS, "records", "deadletter", d.reason, 1);
             String[] letter = deadLetter(record.getFieldAs("payload"), d.detail);
-            collect(Row.of("dead", null, null, null, null, null, null, site, arrival, arrivalS, null, d.reason, letter[1],
-                    null, record.getFieldAs("kafka_topic"), record.getFieldAs("kafka_partition"),
-                    record.getFieldAs("kafka_offset"), letter[0]));
+            collect(Row.of("dead", null, site, arrival, arrivalS, null, null, d.reason, letter[1], null,
+                    record.getFieldAs("kafka_topic"), record.getFieldAs("kafka_partition"), record.getFieldAs("kafka_offset"),
+                    letter[0]));
             return;
         }
         count(site, arrival, arrivalS, "records", "out", "", 1);
         if (d.nSamples > 0) count(site, arrival, arrivalS, "samples", "in", "", d.nSamples);
         if (d.nUnknown > 0) count(site, arrival, arrivalS, "samples", "dropped", "field not in catalog", d.nUnknown);
         Map<String, Integer> verdicts = new LinkedHashMap<>();
-        for (Sample s : d.samples) {
-            String series = d.series + SEPARATOR + s.metric + SEPARATOR + s.bucket;
-            Pairing.Previous prev = previous.get(series);
+        SampleJson json = null;
+        LastSamples series = last.get(d.series);
+        if (series == null) series = new LastSamples(d.samples.size());
+        for (int i = 0; i < d.samples.size(); i++) {
+            Sample s = d.samples.get(i);
+            int j = series.indexOf(s, i);
+            Pairing.Previous prev = series.previous(j);
             String reason = Pairing.reason(s, d.tsMs, prev);
             if (reason.equals(Pairing.OUT)) {
-                collect(Row.of("sample", d.tsMs, s.metric, Pairing.value(s, d.tsMs, prev), s.unit, s.bucket, d.entity,
-                        site, arrival, arrivalS, null, null, null, null, null, null, null, null));
+                if (json == null) json = new SampleJson(entityKeys, d.tsMs, d.entity, arrival.toEpochMilli());
+                collect(Row.of("sample", json.sample(s.metric, Pairing.value(s, d.tsMs, prev), s.unit, s.bucket), null,
+                        null, null, null, null, null, null, null, null, null, null, null));
             }
-            previous.put(series, new Pairing.Previous(d.tsMs, s));
+            series.set(j, s, d.tsMs);
             verdicts.merge(reason, 1, Integer::sum);
         }
+        if (!d.samples.isEmpty()) last.put(d.series, series);
         verdicts.forEach((reason, n) -> count(site, arrival, arrivalS, "samples",
                 reason.equals(Pairing.OUT) ? "out" : "dropped", reason, n));
     }
@@ -110,7 +119,6 @@ public final class NormalizeRecords extends ProcessTableFunction<Row> {
     }
 
     private void count(String site, Instant arrival, long arrivalS, String unit, String outcome, String reason, int n) {
-        collect(Row.of("count", null, null, null, unit, null, null, site, arrival, arrivalS, outcome, reason, null, n,
-                null, null, null, null));
+        collect(Row.of("count", null, site, arrival, arrivalS, unit, outcome, reason, null, n, null, null, null, null));
     }
 }
