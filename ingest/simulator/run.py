@@ -38,10 +38,15 @@ class Run:
         speed: float = 1.0,
         backfill: bool = False,
         topic: str = topics.METRICS,
+        start_s: float | None = None,
     ):
+        """`start_s` sets a backfill's clock (tests/benchmarks/bench_install_base.py makes its fleet's intervals
+        ahead of their time, to send each when it ends)."""
         self.s, self.speed, self.topic = scenario, speed, topic
         self.duration = duration_s or scenario.duration_s
-        if backfill:
+        if backfill and start_s is not None:
+            self.start_s = float(start_s)
+        elif backfill:
             # The last whole slot of `duration` before now: a backfill replayed in the same slot sends the
             # same samples again (the pipeline drops them as duplicates), and one played later does not
             # interleave its firmware timeline with the earlier one's.

@@ -10,7 +10,7 @@ import time
 import types
 import uuid
 
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from sanlensctl import config
@@ -32,6 +32,38 @@ def reader(topic: str) -> Consumer:
     )
     c.subscribe([topic])
     return c
+
+
+def copier() -> Producer:
+    """A producer for copying a topic's messages as fast as the broker takes them."""
+    return Producer(
+        {
+            "bootstrap.servers": config.KAFKA_BOOTSTRAP,
+            "linger.ms": 20,
+            "batch.size": 1_000_000,
+            "compression.type": "lz4",
+            "queue.buffering.max.messages": 1_000_000,
+            "log_level": 0,
+        }
+    )
+
+
+def copy(consumer: Consumer, producer: Producer, target: str, count: int) -> None:
+    """The next `count` messages of `consumer` into `target`, keys kept, flushed."""
+    copied = 0
+    while copied < count:
+        for msg in consumer.consume(min(count - copied, 10_000), timeout=1.0):
+            if msg.error():
+                continue
+            while True:
+                try:
+                    producer.produce(target, msg.value(), key=msg.key())
+                    break
+                except BufferError:
+                    producer.poll(0.05)
+            copied += 1
+        producer.poll(0)
+    producer.flush(120)
 
 
 def consume_all(topic: str, total: int, parse: bool) -> float:

@@ -33,7 +33,6 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from confluent_kafka import Producer
 from confluent_kafka.admin import NewTopic
 
 from ingest import topics
@@ -44,7 +43,7 @@ from sanlensctl import config, db, offsets, stack
 from sanlensctl.components import flink
 from sanlensctl.config import free_port
 from sanlensctl.demo import CAUGHT_UP_LAG
-from tests.benchmarks.bench_common import fresh_topics, reader, watch
+from tests.benchmarks.bench_common import copier, copy, fresh_topics, reader, watch
 from tests.support import ROOT
 
 SCENARIO = ROOT / "ingest" / "scenarios" / "firmware-rollout.yaml"
@@ -64,30 +63,8 @@ def held_out_stream(run_id: str, hours: float, topic: str) -> tuple[int, list[st
 
 def copy_into(source: str, target: str, total: int) -> float:
     """Every record of `source` into `target`, keys kept; seconds taken."""
-    consumer = reader(source)
-    producer = Producer(
-        {
-            "bootstrap.servers": config.KAFKA_BOOTSTRAP,
-            "linger.ms": 20,
-            "batch.size": 1_000_000,
-            "compression.type": "lz4",
-            "queue.buffering.max.messages": 1_000_000,
-        }
-    )
-    t0, copied = time.perf_counter(), 0
-    while copied < total:
-        for msg in consumer.consume(10_000, timeout=1.0):
-            if msg.error():
-                continue
-            while True:
-                try:
-                    producer.produce(target, msg.value(), key=msg.key())
-                    break
-                except BufferError:
-                    producer.poll(0.1)
-            copied += 1
-        producer.poll(0)
-    producer.flush(120)
+    consumer, t0 = reader(source), time.perf_counter()
+    copy(consumer, copier(), target, total)
     consumer.close()
     return time.perf_counter() - t0
 

@@ -1,0 +1,180 @@
+"""Benchmark: freshness at an install base's cadence, the agents elsewhere: `--arrays` arrays of 50 volumes (25 SQL
+Server hosts each, two volumes per host) and their switch, every series sampled every 10 s, sent into Kafka as
+their agents send it (each interval's records when the interval ends), with the whole stack running as users run
+it. Prints, per table, p50 and p95 from the time of a row's samples to the row queryable in ClickHouse (as
+bench_freshness), and whether the stack kept up: the delays of the last minute against the first.
+
+1. The fleet's intervals are made ahead of their time (the simulator's backfill, its clock starting a little after
+   the making ends) into a topic apart with one partition, so they read back in the order they were made.
+2. Played: at the end of each interval, its records are copied into telemetry.metrics (keys kept), as fast as the
+   broker takes them. Telegraf and the simulator, which run on the hosts and pollers in a real install base, take
+   no CPU here; the copy does (about what the agents' sends cost the broker anyway).
+3. After the last interval: until every record is accounted for and every sample out is queryable (or
+   `--timeout`), then the delays. The run's rows are deleted at the end.
+
+    .sanlens/venv/bin/python -m tests.benchmarks.bench_install_base [--arrays 100] [--minutes 2]
+
+Needs `./sanlens up`. 1,000 arrays × 50 volumes send about 35,000 records and 550,000 samples a second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from confluent_kafka.admin import NewTopic
+
+from ingest import topics
+from ingest.loader import spans
+from ingest.simulator import scenario as scenario_file
+from ingest.simulator.run import Run
+from sanlensctl import config, db, stack
+from tests.benchmarks.bench_common import copier, copy, fresh_topics, reader
+from tests.benchmarks.bench_end_to_end import Progress
+from tests.benchmarks.bench_freshness import DELAYS, TABLES
+
+INTERVAL_S = 10
+VOLUMES_PER_ARRAY = 50
+FLEET = """
+name: install-base-{id}
+seed: 7
+interval_s: {interval}
+duration_s: {duration}
+customers:
+  - name: ib-{id}
+    sites:
+      - name: ib-{id}-dc
+        switches: [{{name: ib-{id}-fa1, ports: 256}}]
+        arrays: [{{count: {arrays}, name: "ib-{id}-af{{i:04d}}", model: AF8000, media: ssd, firmware: 3.2.1}}]
+        hosts: [{{per_array: {hosts}, name: "{{array}}-sql{{j}}", workload: oltp, iops: 5000}}]
+"""
+# A sample's delay in the first and in the last minute played: a stack that keeps up has the same in both.
+DRIFT = """
+SELECT quantileIf(0.95)(delay, ts < {first:DateTime64(3)} + 60), quantileIf(0.95)(delay, ts > {last:DateTime64(3)} - 60)
+FROM (SELECT ts, dateDiff('millisecond', ts, loaded_at) / 1000 AS delay FROM sanlens.metrics WHERE site = {s:String})
+"""
+MAKE_RATE = 25_000  # records/s the simulator makes at least (about 39,000 here), for when the played clock starts
+
+
+def make_intervals(run_id: str, arrays: int, minutes: float, topic: str) -> tuple[float, list[int]]:
+    """The fleet's intervals into `topic`, timed to start once they are made: the start (epoch seconds) and the
+    records to send at start + 10 s × k (k = 0 is the pollers' baseline)."""
+    intervals = max(int(minutes * 60) // INTERVAL_S, 3)
+    start = int(time.time() + 20 + (intervals + 1) * arrays * 350 / MAKE_RATE)  # 350 records an array and interval
+    with tempfile.TemporaryDirectory(dir=config.TMP) as work:
+        fleet = Path(work) / "fleet.yaml"
+        fleet.write_text(
+            FLEET.format(
+                id=run_id,
+                interval=INTERVAL_S,
+                duration=intervals * INTERVAL_S,
+                arrays=arrays,
+                hosts=VOLUMES_PER_ARRAY // 2,
+            )
+        )
+        run = Run(
+            scenario_file.load(fleet),
+            Path(work) / "truth",
+            config.KAFKA_BOOTSTRAP,
+            backfill=True,
+            topic=topic,
+            start_s=start,
+        )
+        sent: list[int] = []
+        run.backfill(lambda _, total: sent.append(total))
+        run.close()
+    per_interval = [b - a for a, b in zip(sent, sent[1:])]
+    if len(set(per_interval)) != 1:
+        sys.exit(f"bench_install_base: error: intervals of different sizes {sorted(set(per_interval))}")
+    return start, [sent[0] - per_interval[0], per_interval[0], *per_interval]
+
+
+def play(source: str, start: float, phases: list[int]) -> float:
+    """Each phase's records from `source` into telemetry.metrics at start + 10 s × k; the CPU seconds it took."""
+    consumer, producer, cpu0 = reader(source), copier(), time.process_time()
+    for k, count in enumerate(phases):
+        due = start + k * INTERVAL_S
+        if time.time() > due + 1:
+            sys.exit(f"bench_install_base: error: interval {k} due {time.time() - due:.1f} s ago: the copy is behind")
+        time.sleep(max(0.0, due - time.time()))
+        copy(consumer, producer, topics.METRICS, count)
+        print(
+            f"  {time.time() - start:5.0f} s: interval {k}: {count:,} records sent in {time.time() - due:.1f} s",
+            flush=True,
+        )
+    consumer.close()
+    return time.process_time() - cpu0
+
+
+def settle(client, site: str, records: int, timeout_s: float) -> tuple[float, int]:
+    """Seconds until every record is accounted for and every sample out is queryable, and the samples decoded."""
+    progress, started = Progress(client, [site]), time.time()
+    while time.time() - started < timeout_s:
+        accounted = progress.accounted()
+        if accounted.get(("records", "in"), 0) == records and progress.queryable() == accounted.get(("samples", "out")):
+            return time.time() - started, accounted.get(("samples", "in"), 0)
+        time.sleep(2)
+    sys.exit(
+        f"bench_install_base: error: the run's samples not all queryable {timeout_s:.0f} s after the last interval"
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arrays", type=int, default=100)
+    ap.add_argument("--minutes", type=float, default=2, help="minutes played (2)")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds to wait after the last interval (1800)")
+    args = ap.parse_args()
+    report = stack.status()
+    down = [name for name in ("kafka", "clickhouse", "flink", "loader") if not report[name]["healthy"]]
+    if down:
+        sys.exit(f"bench_install_base: error: {', '.join(down)} not healthy: start the stack with ./sanlens up")
+    run_id = uuid.uuid4().hex[:5]
+    held, site, client = f"bench-{run_id}.intervals", f"ib-{run_id}-dc", db.client()
+    admin = fresh_topics("bench_install_base", [NewTopic(held, 1, 1)])
+    try:
+        t0 = time.time()
+        start, phases = make_intervals(run_id, args.arrays, args.minutes, held)
+        records = sum(phases)
+        print(
+            f"{args.arrays} arrays × {VOLUMES_PER_ARRAY} volumes, {args.arrays * VOLUMES_PER_ARRAY // 2:,} hosts, "
+            f"a switch: {phases[1]:,} records every {INTERVAL_S} s ({phases[1] / INTERVAL_S:,.0f}/s), "
+            f"{len(phases) - 1} intervals and the baseline made in {time.time() - t0:.0f} s; "
+            f"played from {start - time.time():.0f} s on",
+            flush=True,
+        )
+        copy_cpu = play(held, start, phases)
+        end = start + (len(phases) - 1) * INTERVAL_S
+        after, decoded = settle(client, site, records, args.timeout)
+        print(
+            f"{records:,} records, {decoded:,} samples decoded ({decoded / (end - start):,.0f}/s played): every record "
+            f"accounted for and every sample queryable {after:.0f} s after the last interval; the copy into Kafka "
+            f"took {copy_cpu:.0f} CPU-s\n"
+        )
+        print(f"{'rows':<48} {'count':>10} {'p50 s':>7} {'p95 s':>7} {'max s':>7}")
+        for name, table, time_of in TABLES:
+            n, p50, p95, top = client.query(DELAYS.format(table=table, end=time_of), parameters={"s": site}).first_row
+            print(f"{name:<48} {n:>10,} {p50:>7.1f} {p95:>7.1f} {top:>7.1f}")
+        first, last = client.query(
+            DRIFT,
+            parameters={
+                "s": site,
+                "first": datetime.fromtimestamp(start, UTC),
+                "last": datetime.fromtimestamp(end, UTC),
+            },
+        ).first_row
+        print(f"\nsamples' p95 delay: {first:.1f} s in the first minute played, {last:.1f} s in the last")
+        return 0
+    finally:
+        admin.delete_topics([held])
+        now = datetime.now(UTC)
+        spans.delete(client, [site], now - timedelta(hours=2), now + timedelta(hours=1))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
