@@ -15,12 +15,15 @@ PORT = config.FLINK_REST_PORT
 JOBS = ["normalize", "histograms", "breakdown", "tiering", "burn_rates"]
 assert len(JOBS) <= config.FLINK_REST_PORTS
 # Each job's mini-cluster heap, which holds its state (Flink's heap state backend): a backfill puts a minute of
-# samples in the breakdown's joins and 20 minutes of histogram rows in burn_rates' (JOIN_WAIT). At 640 MB the
-# breakdown's collector paused it for a third of a 200-array backfill (docs/benchmarks.md).
-HEAP = {"normalize": "1g", "histograms": "1g", "breakdown": "1536m", "tiering": "640m", "burn_rates": "1536m"}
+# samples in the breakdown's joins and 20 minutes of histogram rows in burn_rates' (JOIN_WAIT): two 200-array
+# backfills within 20 minutes filled 1.5 GB there. At 640 MB the breakdown's collector paused it for a third of
+# a 200-array backfill (docs/benchmarks.md).
+HEAP = {"normalize": "1g", "histograms": "1g", "breakdown": "1536m", "tiering": "640m", "burn_rates": "3g"}
 # The parallel collector: the jobs want throughput on two shared cores, not G1's short pauses, whose
-# concurrent marking and write barriers take CPU from them.
-GC = "-XX:+UseParallelGC"
+# concurrent marking and write barriers take CPU from them. A job whose heap is full exits, for the supervisor to
+# restart it from its last checkpoint (or to report it failing), instead of collecting garbage on both cores for
+# good while its status says only "no job".
+GC = "-XX:+UseParallelGC -XX:+ExitOnOutOfMemoryError"
 PROCESSES = [f"flink-{job}" for job in JOBS]
 # The jobs on every sample's way to ClickHouse; the others derive from their output and run at
 # config.ANALYTICS_NICE, so that a burst (a backfill, a fleet catching up) is queryable first.
