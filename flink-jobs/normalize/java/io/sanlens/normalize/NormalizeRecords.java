@@ -32,11 +32,12 @@ import org.apache.flink.types.Row;
  * State: per record series, the last sample of each of its series (LastSamples, a map entry per record series).
  * It has no time-to-live: Flink's TTL cleans a key's map up entry by entry on every access, and an array's key
  * holds hundreds of record series (that cleanup was a third of the job's time). A series that stops keeps its
- * few bytes. The catalog
- * comes from the file named by the job parameter sanlens.catalog (the job writes it from catalog.yaml).
+ * few bytes. The catalog comes from the file named by the job parameter sanlens.catalog (the job writes it
+ * from catalog.yaml).
  */
-@FunctionHint(output = @DataTypeHint("ROW<kind STRING, sample BYTES, site STRING, arrival TIMESTAMP_LTZ(3), arrival_s BIGINT, "
-        + "unit STRING, outcome STRING, reason STRING, detail STRING, n INT, topic STRING, `partition` INT, `offset` BIGINT, payload STRING>"))
+@FunctionHint(output = @DataTypeHint("ROW<kind STRING, sample BYTES, site STRING, arrival TIMESTAMP_LTZ(3), "
+        + "arrival_s BIGINT, unit STRING, outcome STRING, reason STRING, detail STRING, n INT, topic STRING, "
+        + "`partition` INT, `offset` BIGINT, payload STRING>"))
 public final class NormalizeRecords extends ProcessTableFunction<Row> {
     private static final long serialVersionUID = 1L;
     public static final String CATALOG_PARAMETER = "sanlens.catalog";
