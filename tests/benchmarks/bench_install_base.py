@@ -88,6 +88,10 @@ def make_intervals(run_id: str, arrays: int, minutes: float, topic: str) -> tupl
         sent: list[int] = []
         run.backfill(lambda _, total: sent.append(total))
         run.close()
+    if time.time() > start:
+        sys.exit(
+            f"bench_install_base: error: making the intervals took past their start; lower MAKE_RATE ({MAKE_RATE})"
+        )
     per_interval = [b - a for a, b in zip(sent, sent[1:])]
     if len(set(per_interval)) != 1:
         sys.exit(f"bench_install_base: error: intervals of different sizes {sorted(set(per_interval))}")
@@ -139,6 +143,7 @@ def main() -> int:
     admin = fresh_topics("bench_install_base", [NewTopic(held, 1, 1)])
     try:
         t0 = time.time()
+        print(f"making {args.minutes:g} min of {args.arrays} arrays' intervals into {held}", flush=True)
         start, phases = make_intervals(run_id, args.arrays, args.minutes, held)
         records = sum(phases)
         print(
