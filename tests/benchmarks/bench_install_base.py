@@ -10,7 +10,8 @@ bench_freshness), and whether the stack kept up: the delays of the last minute a
    broker takes them. Telegraf and the simulator, which run on the hosts and pollers in a real install base, take
    no CPU here; the copy does (about what the agents' sends cost the broker anyway).
 3. After the last interval: until every record is accounted for and every sample out is queryable (or
-   `--timeout`), then the delays. The run's rows are deleted at the end.
+   `--timeout`), then the delays: of every sample, and of the analytics' rows queryable by then (jobs that fall
+   behind have fewer, and the delays of those they have). The run's rows are deleted at the end.
 
     .sanlens/venv/bin/python -m tests.benchmarks.bench_install_base [--arrays 100] [--minutes 2]
 
