@@ -13,7 +13,7 @@ import uuid
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from sanlensctl import config
+from sanlensctl import config, stack
 from sanlensctl.offsets import topic_size
 from tests.support import flink_job
 
@@ -32,6 +32,14 @@ def reader(topic: str) -> Consumer:
     )
     c.subscribe([topic])
     return c
+
+
+def require_stack(bench: str) -> None:
+    """Exit with a one-line error unless the stack's ingest path is up (`./sanlens up`)."""
+    report = stack.status()
+    down = [name for name in ("kafka", "clickhouse", "flink", "loader") if not report[name]["healthy"]]
+    if down:
+        sys.exit(f"{bench}: error: {', '.join(down)} not healthy: start the stack with ./sanlens up")
 
 
 def copier() -> Producer:

@@ -39,11 +39,11 @@ from ingest import topics
 from ingest.loader import spans
 from ingest.simulator import scenario as scenario_file
 from ingest.simulator.run import Run
-from sanlensctl import config, db, offsets, stack
+from sanlensctl import config, db, offsets
 from sanlensctl.components import flink
 from sanlensctl.config import free_port
 from sanlensctl.demo import CAUGHT_UP_LAG
-from tests.benchmarks.bench_common import copier, copy, fresh_topics, reader, watch
+from tests.benchmarks.bench_common import copier, copy, fresh_topics, reader, require_stack, watch
 from tests.support import ROOT
 
 SCENARIO = ROOT / "ingest" / "scenarios" / "firmware-rollout.yaml"
@@ -194,10 +194,7 @@ def main() -> int:
     ap.add_argument("--hours", type=float, default=12, help="simulated hours of the 200-array scenario (12)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds to wait for every sample (1800)")
     args = ap.parse_args()
-    report = stack.status()
-    down = [name for name in ("kafka", "clickhouse", "flink", "loader") if not report[name]["healthy"]]
-    if down:
-        sys.exit(f"bench_end_to_end: error: {', '.join(down)} not healthy: start the stack with ./sanlens up")
+    require_stack("bench_end_to_end")
     run_id = uuid.uuid4().hex[:6]
     held = f"bench-{run_id}.held"
     admin = fresh_topics("bench_end_to_end", [NewTopic(held, 4, 1), NewTopic(f"bench-{run_id}.copy", 4, 1)])

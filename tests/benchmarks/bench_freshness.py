@@ -66,6 +66,14 @@ TABLES = [  # (what, table, the time of its samples)
 ]
 
 
+def print_delays(client, site: str) -> None:
+    """Per table, the site's rows: count, and p50, p95 and max from the time of their samples to queryable."""
+    print(f"{'rows':<48} {'count':>10} {'p50 s':>7} {'p95 s':>7} {'max s':>7}")
+    for name, table, end in TABLES:
+        n, p50, p95, top = client.query(DELAYS.format(table=table, end=end), parameters={"s": site}).first_row
+        print(f"{name:<48} {n:>10,} {p50:>7.1f} {p95:>7.1f} {top:>7.1f}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=float, default=5)
@@ -100,10 +108,7 @@ def main() -> int:
         f"played {duration} s in real time through the stack: {args.arrays} arrays, {hosts} SQL Server hosts, "
         f"{2 * hosts} volumes, every 10 s (site {site}); the demo took {took:.0f} s in all\n"
     )
-    print(f"{'rows':<48} {'count':>9} {'p50 s':>7} {'p95 s':>7} {'max s':>7}")
-    for name, table, end in TABLES:
-        n, p50, p95, top = client.query(DELAYS.format(table=table, end=end), parameters={"s": site}).first_row
-        print(f"{name:<48} {n:>9,} {p50:>7.1f} {p95:>7.1f} {top:>7.1f}")
+    print_delays(client, site)
     legs = f"{'to Kafka p50':>13} {'p95':>6} {'Kafka to table p50':>19} {'p95':>6}"
     print(f"\n{'samples by leg':<32} {'count':>9} {legs}")
     for kind, n, k50, k95, t50, t95 in client.query(LEGS, parameters={"s": site}).result_rows:

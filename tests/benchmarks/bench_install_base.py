@@ -34,10 +34,10 @@ from ingest import topics
 from ingest.loader import spans
 from ingest.simulator import scenario as scenario_file
 from ingest.simulator.run import Run
-from sanlensctl import config, db, stack
-from tests.benchmarks.bench_common import copier, copy, fresh_topics, reader
+from sanlensctl import config, db
+from tests.benchmarks.bench_common import copier, copy, fresh_topics, reader, require_stack
 from tests.benchmarks.bench_end_to_end import Progress
-from tests.benchmarks.bench_freshness import DELAYS, TABLES
+from tests.benchmarks.bench_freshness import print_delays
 
 INTERVAL_S = 10
 VOLUMES_PER_ARRAY = 50
@@ -135,10 +135,7 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=2, help="minutes played (2)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds to wait after the last interval (1800)")
     args = ap.parse_args()
-    report = stack.status()
-    down = [name for name in ("kafka", "clickhouse", "flink", "loader") if not report[name]["healthy"]]
-    if down:
-        sys.exit(f"bench_install_base: error: {', '.join(down)} not healthy: start the stack with ./sanlens up")
+    require_stack("bench_install_base")
     run_id = uuid.uuid4().hex[:5]
     held, site, client = f"bench-{run_id}.intervals", f"ib-{run_id}-dc", db.client()
     admin = fresh_topics("bench_install_base", [NewTopic(held, 1, 1)])
@@ -162,10 +159,7 @@ def main() -> int:
             f"accounted for and every sample queryable {after:.0f} s after the last interval; the copy into Kafka "
             f"took {copy_cpu:.0f} CPU-s\n"
         )
-        print(f"{'rows':<48} {'count':>10} {'p50 s':>7} {'p95 s':>7} {'max s':>7}")
-        for name, table, time_of in TABLES:
-            n, p50, p95, top = client.query(DELAYS.format(table=table, end=time_of), parameters={"s": site}).first_row
-            print(f"{name:<48} {n:>10,} {p50:>7.1f} {p95:>7.1f} {top:>7.1f}")
+        print_delays(client, site)
         first, last = client.query(
             DRIFT,
             parameters={
