@@ -66,8 +66,14 @@ def test_a_record_series_keeps_the_last_sample_of_each_of_its_series(java):
     last.set(last.indexOf(b, 1), b, 1_000)
     assert last.indexOf(b, 0) == 1 and last.indexOf(a, 5) == 0  # found wherever the record carries it
     assert last.indexOf(java.Sample("m", "counter", "u", 3, 0.0, None), 0) == -1  # another bucket: a new series
+    assert last.indexOf(java.Sample("n", "counter", "u", 1, 0.0, None), 0) == -1  # another metric: a new series
+    last = java.LastSamples.of(last.bytes(), 0)  # as the state keeps it
     b2 = java.Sample("m", "ratio", "u", 2, 30.0, 5.0)
     last.set(last.indexOf(b2, 0), b2, 2_000)
     kept, moved = ([get_field(last.previous(i), f) for f in ("tsMs", "num", "den")] for i in (0, 1))
     assert kept == [1_000, 10.0, None] and moved == [2_000, 30.0, 5.0]
     assert last.previous(-1) is None
+    plain = java.Sample("m", "gauge", "u", -1, 7.0, None)  # bucket -1: not a histogram's
+    last.set(last.indexOf(plain, 2), plain, 3_000)
+    assert java.LastSamples.of(last.bytes(), 0).indexOf(plain, 0) == 2
+    assert java.LastSamples.of(None, 4).indexOf(a, 0) == -1

@@ -45,6 +45,15 @@ public final class Catalog {
             }
             byTag = m.get("by_tag").isNull() ? null : m.get("by_tag").asText();
             m.get("fields").fields().forEachRemaining(e -> fields.put(e.getKey(), new Field(e.getValue())));
+            // the state keeps a metric as its name's hash (LastSamples): two of one measurement must differ
+            Map<Integer, String> hashes = new java.util.HashMap<>();
+            for (Field f : fields.values()) {
+                String other = hashes.putIfAbsent(f.metric.hashCode(), f.metric);
+                if (other != null && !other.equals(f.metric)) {
+                    throw new IllegalArgumentException("the normalize catalog's metrics " + other + " and "
+                            + f.metric + " of one measurement have the same hash: rename one");
+                }
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 package io.sanlens.normalize;
 
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 
 /**
@@ -7,31 +8,65 @@ import java.util.Arrays;
  * carries), the normalize job's state: one entry per record series, so a record costs one state read and one
  * write, not two per sample. A series is its metric and bucket; a record carries its fields in the catalog's
  * order, so the i-th sample of a record is looked for at i first.
+ *
+ * <p>Kept in the state as bytes, 30 per series (`bytes`, `of`): the heap state backend copies every entry at
+ * every checkpoint, and as a structured type (metric names as strings) that copy encoded each name again: at
+ * 1,000 arrays a 400 MB snapshot every 2 s, a third of the job's CPU. A metric is kept as its name's hash,
+ * which the catalog checks is unique within each measurement (Catalog).
  */
 public class LastSamples {
-    public String[] metrics;
-    public int[] buckets;
-    public long[] tsMs;
-    public double[] nums;
-    public double[] dens; // NaN: the series has no denominator
+    private static final int SERIES_BYTES = 4 + 2 + 8 + 8 + 8;
+
+    private int[] metrics; // the metric name's hashCode
+    private short[] buckets; // 0 for none: a bucket is stored + 1, so -1 (a plain series) fits
+    private long[] tsMs;
+    private double[] nums;
+    private double[] dens; // NaN: the series has no denominator
+    private int n;
 
     public LastSamples() {
         this(0);
     }
 
-    LastSamples(int n) {
-        metrics = new String[n];
-        buckets = new int[n];
-        tsMs = new long[n];
-        nums = new double[n];
-        dens = new double[n];
+    LastSamples(int capacity) {
+        metrics = new int[capacity];
+        buckets = new short[capacity];
+        tsMs = new long[capacity];
+        nums = new double[capacity];
+        dens = new double[capacity];
+    }
+
+    /** The record series kept as `bytes` wrote it; an empty one for null. */
+    public static LastSamples of(byte[] bytes, int capacity) {
+        if (bytes == null) return new LastSamples(capacity);
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        LastSamples s = new LastSamples(bytes.length / SERIES_BYTES);
+        for (int j = 0; j < s.metrics.length; j++) {
+            s.metrics[j] = b.getInt();
+            s.buckets[j] = b.getShort();
+            s.tsMs[j] = b.getLong();
+            s.nums[j] = b.getDouble();
+            s.dens[j] = b.getDouble();
+        }
+        s.n = s.metrics.length;
+        return s;
+    }
+
+    public byte[] bytes() {
+        ByteBuffer b = ByteBuffer.allocate(n * SERIES_BYTES);
+        for (int j = 0; j < n; j++) {
+            b.putInt(metrics[j]).putShort(buckets[j]).putLong(tsMs[j]).putDouble(nums[j]).putDouble(dens[j]);
+        }
+        return b.array();
     }
 
     /** Where the series of `s`, the i-th sample of its record, is kept: its index, or -1 for a new series. */
     int indexOf(Sample s, int i) {
-        if (i < metrics.length && metrics[i] != null && buckets[i] == s.bucket && metrics[i].equals(s.metric)) return i;
-        for (int j = 0; j < metrics.length; j++) {
-            if (metrics[j] != null && buckets[j] == s.bucket && metrics[j].equals(s.metric)) return j;
+        int metric = s.metric.hashCode();
+        short bucket = (short) (s.bucket + 1);
+        if (i < n && metrics[i] == metric && buckets[i] == bucket) return i;
+        for (int j = 0; j < n; j++) {
+            if (metrics[j] == metric && buckets[j] == bucket) return j;
         }
         return -1;
     }
@@ -46,24 +81,25 @@ public class LastSamples {
         return p;
     }
 
-    /** `s` at `ts` becomes its series' last sample: at index j, or for -1 at the first free or a new index. */
+    /** `s` at `ts` becomes its series' last sample: at index j, or for -1 at a new index. */
     void set(int j, Sample s, long ts) {
-        if (j < 0) j = free();
-        metrics[j] = s.metric;
-        buckets[j] = s.bucket;
+        if (j < 0) j = add();
+        metrics[j] = s.metric.hashCode();
+        buckets[j] = (short) (s.bucket + 1);
         tsMs[j] = ts;
         nums[j] = s.num;
         dens[j] = s.den == null ? Double.NaN : s.den;
     }
 
-    private int free() {
-        for (int j = 0; j < metrics.length; j++) if (metrics[j] == null) return j;
-        int n = metrics.length;
-        metrics = Arrays.copyOf(metrics, n + 1);
-        buckets = Arrays.copyOf(buckets, n + 1);
-        tsMs = Arrays.copyOf(tsMs, n + 1);
-        nums = Arrays.copyOf(nums, n + 1);
-        dens = Arrays.copyOf(dens, n + 1);
-        return n;
+    private int add() {
+        if (n == metrics.length) {
+            int size = Math.max(4, n * 2);
+            metrics = Arrays.copyOf(metrics, size);
+            buckets = Arrays.copyOf(buckets, size);
+            tsMs = Arrays.copyOf(tsMs, size);
+            nums = Arrays.copyOf(nums, size);
+            dens = Arrays.copyOf(dens, size);
+        }
+        return n++;
     }
 }

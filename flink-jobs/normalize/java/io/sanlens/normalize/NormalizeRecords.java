@@ -68,7 +68,7 @@ public final class NormalizeRecords extends ProcessTableFunction<Row> {
     }
 
     public void eval(
-            @StateHint(name = "last", ttl = "0") MapView<String, LastSamples> last,
+            @StateHint(name = "last", ttl = "0") MapView<String, byte[]> last,
             @ArgumentHint(name = "input", value = ArgumentTrait.SET_SEMANTIC_TABLE) Row record) throws Exception {
         Instant arrival = record.getFieldAs("arrival");
         long arrivalS = Math.floorDiv(arrival.toEpochMilli(), 1000);
@@ -91,8 +91,7 @@ public final class NormalizeRecords extends ProcessTableFunction<Row> {
         if (d.nUnknown > 0) count(site, arrival, arrivalS, "samples", "dropped", "field not in catalog", d.nUnknown);
         Map<String, Integer> verdicts = new LinkedHashMap<>();
         SampleJson json = null;
-        LastSamples series = last.get(d.series);
-        if (series == null) series = new LastSamples(d.samples.size());
+        LastSamples series = LastSamples.of(last.get(d.series), d.samples.size());
         for (int i = 0; i < d.samples.size(); i++) {
             Sample s = d.samples.get(i);
             int j = series.indexOf(s, i);
@@ -106,7 +105,7 @@ public final class NormalizeRecords extends ProcessTableFunction<Row> {
             series.set(j, s, d.tsMs);
             verdicts.merge(reason, 1, Integer::sum);
         }
-        if (!d.samples.isEmpty()) last.put(d.series, series);
+        if (!d.samples.isEmpty()) last.put(d.series, series.bytes());
         verdicts.forEach((reason, n) -> count(site, arrival, arrivalS, "samples",
                 reason.equals(Pairing.OUT) ? "out" : "dropped", reason, n));
     }
