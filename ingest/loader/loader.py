@@ -6,7 +6,7 @@ clickhouse-connect, and only then commits the offsets in Kafka. On (re)assignmen
 partition after the highest offset the table already holds, so a batch inserted just before a crash
 but never committed is not inserted again.
 
-    python ingest/loader/loader.py [--route telemetry.samples=sanlens.metrics ...] [--batch 5000]
+    python ingest/loader/loader.py [--route telemetry.samples=sanlens.metrics ...] [--batch 100000]
 """
 
 from __future__ import annotations
@@ -247,7 +247,7 @@ def main() -> int:
         help="default: " + ", ".join(f"{t}={d}" for t, d in DEFAULT_ROUTES.items()),
     )
     ap.add_argument("--group", default="sanlens-loader")
-    ap.add_argument("--batch", type=int, default=20000, help="max messages per insert")
+    ap.add_argument("--batch", type=int, default=100000, help="max messages per insert (each is a part to merge)")
     ap.add_argument("--linger", type=float, default=1.0, help="seconds to wait for a batch to fill")
     ap.add_argument(
         "--rollup-every",
