@@ -20,6 +20,18 @@ def java():
     return java_functions().burnrates
 
 
+def map_view():
+    """A Flink MapView on its own HashMap, as a process table function's map state outside a job."""
+    from pyflink.java_gateway import get_gateway
+
+    return get_gateway().jvm.org.apache.flink.table.api.dataview.MapView()
+
+
+def new_rings(java):
+    """The rings over two map views, as the job keeps them."""
+    return java.Rings(map_view(), map_view())
+
+
 def rules() -> str:
     d = definitions.load(definitions.DEFAULT_FILE)
     return ",".join(f"{a.severity}:{a.burn_rate(d.period_days)}:{a.long_s}:{a.short_s}" for a in d.alerts)
@@ -28,7 +40,7 @@ def rules() -> str:
 def play(java, bad_shares, ios=6000.0):
     """Each share is the share of slow I/Os in one 10 s window; the alerts reported, as (minute, severity,
     state, burn rates)."""
-    evaluator, budget, rings, out = java.BurnRates(rules(), 30), java.Budget(), java.Rings.InMemory(), []
+    evaluator, budget, rings, out = java.BurnRates(rules(), 30), java.Budget(), new_rings(java), []
     for n, share in enumerate([*bad_shares, 0.0]):
         for a in evaluator.add(budget, rings, T0 + n * W, ios * (1 - share), ios, OBJECTIVE):
             at = (get_field(a, "at") - T0) // 60_000
@@ -70,7 +82,7 @@ def test_burn_rates_are_the_windows_error_ratios_over_the_budget(java):
     total = rng.integers(0, 2000, n).astype(float)
     total[rng.random(n) < 0.1] = 0.0  # windows without I/O
     bad = np.floor(total * rng.beta(0.5, 20, n))
-    evaluator, budget, rings = java.BurnRates("page:0.0:3600:300", 30), java.Budget(), java.Rings.InMemory()
+    evaluator, budget, rings = java.BurnRates("page:0.0:3600:300", 30), java.Budget(), new_rings(java)
     # rate 0: it reports every minute
     checked = 0
     for k in range(n + 1):
@@ -86,8 +98,22 @@ def test_burn_rates_are_the_windows_error_ratios_over_the_budget(java):
     assert checked == n // 6
 
 
+def test_the_rings_keep_an_hour_of_minutes_per_map_entry_and_wrap_after_three_days(java):
+    """Four days of minutes, each with its own sums: the last 4,320 are read back slot by slot, older ones are
+    overwritten, and the minutes' map holds 72 entries (blocks of 60), not one per minute."""
+    minutes = map_view()
+    rings = java.Rings(minutes, map_view())
+    ring, played = 3 * 24 * 60, 4 * 24 * 60
+    for m in range(played):
+        rings.minute(m % ring, float(m), float(2 * m))
+    slots = (0, 59, 60, 1439, 1440, ring - 1)
+    last = [s + ring if s + ring < played else s for s in slots]  # the minute each slot holds last
+    assert [list(rings.minute(s)) for s in slots] == [[float(m), float(2 * m)] for m in last]
+    assert minutes.getMap().size() == 72 and list(rings.day(3)) == [0.0, 0.0]
+
+
 def test_a_window_that_comes_late_counts_in_the_minute_being_gathered(java):
-    evaluator, budget, rings = java.BurnRates(rules(), 30), java.Budget(), java.Rings.InMemory()
+    evaluator, budget, rings = java.BurnRates(rules(), 30), java.Budget(), new_rings(java)
     evaluator.add(budget, rings, T0 + 120_000, 10.0, 10.0, OBJECTIVE)
     assert len(evaluator.add(budget, rings, T0, 0.0, 10.0, OBJECTIVE)) == 0
     assert get_field(budget, "minute") == (T0 + 120_000) // 60_000 and get_field(budget, "minuteTotal") == 20.0

@@ -190,13 +190,15 @@ INSERT_WINDOWS = """
 
 
 def insert_alerts(d: Definitions) -> str:
+    # The uid changes with the layout of the function's state (-2: the rings in blocks of 60 slots): a stack
+    # restored from an older checkpoint starts the burn rates afresh, where the old layout would be misread.
     return f"""
     INSERT INTO slo_alerts
     SELECT ts, slo, entity, site, severity, `state`, burn_5m, burn_30m, burn_1h, burn_2h, burn_6h, burn_1d, burn_3d,
         budget_left, period_good, period_total
     FROM evaluate_burn_rates(
         input => TABLE slo_ios PARTITION BY (slo, entity), rules => '{rules(d)}',
-        period_days => {round(d.period_days)}, uid => 'burn-rates')"""
+        period_days => {round(d.period_days)}, uid => 'burn-rates-2')"""
 
 
 def sinks(kafka_sink: Callable[[str, str], str]) -> list[str]:

@@ -13,7 +13,7 @@ import org.apache.flink.types.Row;
 /**
  * evaluate_burn_rates(input => TABLE slo_ios PARTITION BY (slo, entity), rules => '...', period_days => ...):
  * BurnRates as a process table function: its Budget in Flink's keyed value state, its Rings in keyed map state
- * (a minute reads a handful of slots; a value state would read and write the whole 3 days at every row).
+ * (a minute reads a handful of blocks; a value state would read and write the whole 3 days at every row).
  * Input columns: window_ms, good, total, objective, site. One output row per severity that fires or resolves
  * at the end of a minute, after the partition columns; burn rates over 5m, 30m, 1h, 2h, 6h, 1d, 3d.
  */
@@ -35,7 +35,7 @@ public final class EvaluateBurnRates extends ProcessTableFunction<Row> {
         if (evaluator == null) evaluator = new BurnRates(rules, periodDays);
         SloAlert[] alerts = evaluator.add(
                 budget,
-                new StateRings(minutes, days),
+                new Rings(minutes, days),
                 input.<Long>getFieldAs("window_ms"),
                 input.<Double>getFieldAs("good"),
                 input.<Double>getFieldAs("total"),
@@ -44,42 +44,6 @@ public final class EvaluateBurnRates extends ProcessTableFunction<Row> {
             double[] r = a.burnRates;
             collect(Row.of(Instant.ofEpochMilli(a.at), input.getFieldAs("site"), a.severity, a.state, r[0], r[1],
                     r[2], r[3], r[4], r[5], r[6], a.budgetLeft, a.good, a.total));
-        }
-    }
-
-    /** The rings in the function's map state. */
-    private record StateRings(MapView<Integer, double[]> minutes, MapView<Integer, double[]> days) implements Rings {
-        public double[] minute(int slot) {
-            return read(minutes, slot);
-        }
-
-        public void minute(int slot, double good, double total) {
-            write(minutes, slot, good, total);
-        }
-
-        public double[] day(int slot) {
-            return read(days, slot);
-        }
-
-        public void day(int slot, double good, double total) {
-            write(days, slot, good, total);
-        }
-
-        private static double[] read(MapView<Integer, double[]> view, int slot) {
-            try {
-                double[] value = view.get(slot);
-                return value == null ? new double[2] : value;
-            } catch (Exception e) {
-                throw new IllegalStateException("burn-rate state unreadable", e);
-            }
-        }
-
-        private static void write(MapView<Integer, double[]> view, int slot, double good, double total) {
-            try {
-                view.put(slot, new double[] {good, total});
-            } catch (Exception e) {
-                throw new IllegalStateException("burn-rate state unwritable", e);
-            }
         }
     }
 }
