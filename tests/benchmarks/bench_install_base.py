@@ -1,7 +1,7 @@
 """Benchmark: freshness at an install base's cadence, the agents elsewhere: `--arrays` arrays of 50 volumes (25 SQL
-Server hosts each, two volumes per host) and their switch, every series sampled every 10 s, sent into Kafka as
-their agents send it (each interval's records when the interval ends), with the whole stack running as users run
-it. Prints, per table, p50 and p95 from the time of a row's samples to the row queryable in ClickHouse (as
+Server hosts each, two volumes per host) and their switch, every series sampled every 10 s (`--interval`), sent into
+Kafka as their agents send it (each interval's records when the interval ends), with the whole stack running as
+users run it. Prints, per table, p50 and p95 from the time of a row's samples to the row queryable in ClickHouse (as
 bench_freshness), and whether the stack kept up: the delays of the last minute against the first.
 
 1. The fleet's intervals are made ahead of their time (the simulator's backfill, its clock starting a little after
@@ -13,9 +13,10 @@ bench_freshness), and whether the stack kept up: the delays of the last minute a
    `--timeout`), then the delays: of every sample, and of the analytics' rows queryable by then (jobs that fall
    behind have fewer, and the delays of those they have). The run's rows are deleted at the end.
 
-    .sanlens/venv/bin/python -m tests.benchmarks.bench_install_base [--arrays 100] [--minutes 2]
+    .sanlens/venv/bin/python -m tests.benchmarks.bench_install_base [--arrays 100] [--minutes 2] [--interval 10]
 
-Needs `./sanlens up`. 1,000 arrays × 50 volumes send about 35,000 records and 550,000 samples a second.
+Needs `./sanlens up`. 1,000 arrays × 50 volumes send about 35,000 records and 550,000 samples a second at 10 s,
+a sixth of that at 60 s (Harvest's default poll).
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ from tests.benchmarks.bench_common import copier, copy, fresh_topics, reader, re
 from tests.benchmarks.bench_end_to_end import Progress
 from tests.benchmarks.bench_freshness import print_delays
 
-INTERVAL_S = 10
 VOLUMES_PER_ARRAY = 50
 FLEET = """
 name: install-base-{id}
@@ -62,18 +62,18 @@ FROM (SELECT ts, dateDiff('millisecond', ts, loaded_at) / 1000 AS delay FROM san
 MAKE_RATE = 25_000  # records/s the simulator makes at least (about 39,000 here), for when the played clock starts
 
 
-def make_intervals(run_id: str, arrays: int, minutes: float, topic: str) -> tuple[float, list[int]]:
+def make_intervals(run_id: str, arrays: int, minutes: float, interval_s: int, topic: str) -> tuple[float, list[int]]:
     """The fleet's intervals into `topic`, timed to start once they are made: the start (epoch seconds) and the
-    records to send at start + 10 s × k (k = 0 is the pollers' baseline)."""
-    intervals = max(int(minutes * 60) // INTERVAL_S, 3)
+    records to send at start + interval × k (k = 0 is the pollers' baseline)."""
+    intervals = max(int(minutes * 60) // interval_s, 3)
     start = int(time.time() + 20 + (intervals + 1) * arrays * 350 / MAKE_RATE)  # 350 records an array and interval
     with tempfile.TemporaryDirectory(dir=config.TMP) as work:
         fleet = Path(work) / "fleet.yaml"
         fleet.write_text(
             FLEET.format(
                 id=run_id,
-                interval=INTERVAL_S,
-                duration=intervals * INTERVAL_S,
+                interval=interval_s,
+                duration=intervals * interval_s,
                 arrays=arrays,
                 hosts=VOLUMES_PER_ARRAY // 2,
             )
@@ -99,11 +99,11 @@ def make_intervals(run_id: str, arrays: int, minutes: float, topic: str) -> tupl
     return start, [sent[0] - per_interval[0], per_interval[0], *per_interval]
 
 
-def play(source: str, start: float, phases: list[int]) -> float:
-    """Each phase's records from `source` into telemetry.metrics at start + 10 s × k; the CPU seconds it took."""
+def play(source: str, start: float, phases: list[int], interval_s: int) -> float:
+    """Each phase's records from `source` into telemetry.metrics at start + interval × k; the CPU seconds it took."""
     consumer, producer, cpu0 = reader(source), copier(), time.process_time()
     for k, count in enumerate(phases):
-        due = start + k * INTERVAL_S
+        due = start + k * interval_s
         if time.time() > due + 1:
             sys.exit(f"bench_install_base: error: interval {k} due {time.time() - due:.1f} s ago: the copy is behind")
         time.sleep(max(0.0, due - time.time()))
@@ -133,6 +133,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arrays", type=int, default=100)
     ap.add_argument("--minutes", type=float, default=2, help="minutes played (2)")
+    ap.add_argument("--interval", type=int, default=10, help="seconds between two samples of a series (10)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds to wait after the last interval (1800)")
     args = ap.parse_args()
     require_stack("bench_install_base")
@@ -142,17 +143,17 @@ def main() -> int:
     try:
         t0 = time.time()
         print(f"making {args.minutes:g} min of {args.arrays} arrays' intervals into {held}", flush=True)
-        start, phases = make_intervals(run_id, args.arrays, args.minutes, held)
+        start, phases = make_intervals(run_id, args.arrays, args.minutes, args.interval, held)
         records = sum(phases)
         print(
             f"{args.arrays} arrays × {VOLUMES_PER_ARRAY} volumes, {args.arrays * VOLUMES_PER_ARRAY // 2:,} hosts, "
-            f"a switch: {phases[1]:,} records every {INTERVAL_S} s ({phases[1] / INTERVAL_S:,.0f}/s), "
+            f"a switch: {phases[1]:,} records every {args.interval} s ({phases[1] / args.interval:,.0f}/s), "
             f"{len(phases) - 1} intervals and the baseline made in {time.time() - t0:.0f} s; "
             f"played from {start - time.time():.0f} s on",
             flush=True,
         )
-        copy_cpu = play(held, start, phases)
-        end = start + (len(phases) - 1) * INTERVAL_S
+        copy_cpu = play(held, start, phases, args.interval)
+        end = start + (len(phases) - 1) * args.interval
         after, decoded = settle(client, site, records, args.timeout)
         print(
             f"{records:,} records, {decoded:,} samples decoded ({decoded / (end - start):,.0f}/s played): every record "
