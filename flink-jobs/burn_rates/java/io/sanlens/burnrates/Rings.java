@@ -46,8 +46,9 @@ public final class Rings {
     private static void write(MapView<Integer, double[]> view, int slot, double good, double total) {
         double[] block = block(view, slot);
         if (block == null) block = new double[2 * BLOCK];
-        block[slot % BLOCK * 2] = good;
-        block[slot % BLOCK * 2 + 1] = total;
+        int i = slot % BLOCK * 2;
+        block[i] = good;
+        block[i + 1] = total;
         try {
             view.put(slot / BLOCK, block);
         } catch (Exception e) {

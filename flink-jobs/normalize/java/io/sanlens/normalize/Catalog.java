@@ -1,6 +1,7 @@
 package io.sanlens.normalize;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -46,7 +47,7 @@ public final class Catalog {
             byTag = m.get("by_tag").isNull() ? null : m.get("by_tag").asText();
             m.get("fields").fields().forEachRemaining(e -> fields.put(e.getKey(), new Field(e.getValue())));
             // the state keeps a metric as its name's hash (LastSamples): two of one measurement must differ
-            Map<Integer, String> hashes = new java.util.HashMap<>();
+            Map<Integer, String> hashes = new HashMap<>();
             for (Field f : fields.values()) {
                 String other = hashes.putIfAbsent(f.metric.hashCode(), f.metric);
                 if (other != null && !other.equals(f.metric)) {
