@@ -19,12 +19,12 @@ T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
 
 def sample(seconds: float, direction: str, bucket: int, ios: int, volume: str = "v1") -> dict:
+    """A record's message on telemetry.samples (docs/contract.md) with this one sample."""
     return {
         "ts": (T0 + timedelta(seconds=seconds)).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        "metric": f"volume.{direction}_service_time_hist",
-        "value": float(ios),
-        "unit": "ios",
-        "bucket": bucket,
+        "samples": [
+            {"metric": f"volume.{direction}_service_time_hist", "value": float(ios), "unit": "ios", "bucket": bucket}
+        ],
         "site": "s",
         "host": "",
         "array": "a1",
@@ -36,10 +36,7 @@ def sample(seconds: float, direction: str, bucket: int, ios: int, volume: str = 
 def host_sample(seconds: float, metric: str, value: float, disk: str = "D:") -> dict:
     return {
         "ts": (T0 + timedelta(seconds=seconds)).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        "metric": metric,
-        "value": value,
-        "unit": "",
-        "bucket": -1,
+        "samples": [{"metric": metric, "value": value, "unit": "", "bucket": -1}],
         "site": "s",
         "host": "sql1",
         "disk": disk,

@@ -137,8 +137,8 @@ def test_a_source_s_samples_keep_its_key_and_so_one_partition_in_the_order_they_
     deadline = time.monotonic() + 120
     while unread and time.monotonic() < deadline and (msg := consumer.poll(10)) is not None:
         if msg.offset() < ends[msg.partition()] and msg.key() == f"{site}-h".encode():
-            sample = json.loads(msg.value())
-            found.append((msg.partition(), sample["metric"], sample["ts"]))
+            record = json.loads(msg.value())  # a record's samples (docs/contract.md)
+            found += [(msg.partition(), sample["metric"], record["ts"]) for sample in record["samples"]]
         positions = consumer.position([TopicPartition(topics.SAMPLES, p) for p in unread])
         unread -= {tp.partition for tp in positions if tp.offset >= ends[tp.partition]}
     consumer.close()

@@ -1,6 +1,6 @@
-"""The samples' messages as the normalize job writes them (SampleJson, pure logic through py4j): byte for byte
-what Flink's own JSON format writes for the contract's row (docs/contract.md, telemetry.samples), as the job's
-sink table had it, whatever the tags hold."""
+"""The samples' messages as the normalize job writes them (SampleJson, pure logic through py4j), one per record:
+byte for byte what Flink's own JSON format writes for the contract's row (docs/contract.md, telemetry.samples),
+whatever the tags hold."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from flink_jobs.normalize.catalog import ENTITY_KEYS
 from tests.support import java_functions
 
 SAMPLES_ROW = (
-    "ROW<ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, unit STRING, bucket INT, "
+    "ROW<ts TIMESTAMP_LTZ(3), "
     + ", ".join(f"`{key}` STRING" for key in ENTITY_KEYS)
-    + ", arrived_at TIMESTAMP_LTZ(3)>"
+    + ", arrived_at TIMESTAMP_LTZ(3), samples ARRAY<ROW<metric STRING, `value` DOUBLE, unit STRING, bucket INT>>>"
 )
 T = 1_795_000_000_000
 PLAIN = ["acme-east", "sql01", "D:", "sql01:MSSQLSERVER", "tpce", "tpce", "", "", "", "", ""]
@@ -44,7 +44,7 @@ def gateway():
 
 @pytest.fixture(scope="module")
 def flink_json(gateway):
-    """Flink's JSON format as the samples' sink table had it (ISO-8601 timestamps)."""
+    """Flink's JSON format for the contract's row (ISO-8601 timestamps)."""
     jvm = gateway[0].jvm
     flink, data = jvm.org.apache.flink, jvm.org.apache.flink.table.data
     loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
@@ -55,14 +55,20 @@ def flink_json(gateway):
     )
     schema.open(None)
 
-    def write(ts_ms, metric, value, unit, bucket, entity, arrival_ms):
-        text = data.StringData.fromString
-        fields = [data.TimestampData.fromEpochMillis(ts_ms), text(metric), value, text(unit), bucket]
-        fields += [text(e) for e in entity] + [data.TimestampData.fromEpochMillis(arrival_ms)]
-        row = data.GenericRowData(len(fields))
+    def row(fields):
+        r = data.GenericRowData(len(fields))
         for i, field in enumerate(fields):
-            row.setField(i, field)
-        return bytes(schema.serialize(row))
+            r.setField(i, field)
+        return r
+
+    def write(ts_ms, entity, arrival_ms, samples):
+        text = data.StringData.fromString
+        rows = gateway[0].new_array(jvm.java.lang.Object, len(samples))
+        for i, (metric, value, unit, bucket) in enumerate(samples):
+            rows[i] = row([text(metric), value, text(unit), bucket])
+        fields = [data.TimestampData.fromEpochMillis(ts_ms), *[text(e) for e in entity]]
+        fields += [data.TimestampData.fromEpochMillis(arrival_ms), data.GenericArrayData(rows)]
+        return bytes(schema.serialize(row(fields)))
 
     return write
 
@@ -72,36 +78,40 @@ def sample_json(gateway):
     gw, sanlens = gateway
     keys = ListConverter().convert(ENTITY_KEYS, gw._gateway_client)
 
-    def write(ts_ms, metric, value, unit, bucket, entity, arrival_ms):
+    def write(ts_ms, entity, arrival_ms, samples):
         array = gw.new_array(gw.jvm.java.lang.String, len(entity))
         for i, e in enumerate(entity):
             array[i] = e
-        return bytes(sanlens.normalize.SampleJson(keys, ts_ms, array, arrival_ms).sample(metric, value, unit, bucket))
+        message = sanlens.normalize.SampleJson(keys, ts_ms, array, arrival_ms)
+        for metric, value, unit, bucket in samples:
+            message.add(metric, value, unit, bucket)
+        assert message.size() == len(samples)
+        return bytes(message.bytes())
 
     return write
 
 
 @pytest.mark.parametrize(
-    "ts_ms, metric, value, unit, bucket, entity, arrival_ms",
+    "ts_ms, entity, arrival_ms, samples",
     [
-        (T, "file.read_latency", 400.0, "us", -1, PLAIN, T + 1_002),
-        (T + 500, "volume.write_service_time_hist", 1874.0, "ios", 31, PLAIN, T + 683),
-        (T + 10, "port.tx_credit_zero", 1e-5, "us/s", -1, TRICKY, T + 999),
-        (T - 1, "sql.batch_requests", 123456789.125, "1/s", -1, TRICKY, T),
-        (0, "volume.reads", 1.5e21, "1/s", 0, PLAIN, 1),
-        (T, "volume.reads", 0.0, "1/s", -1, PLAIN, T),
+        (T, PLAIN, T + 1_002, [("file.read_latency", 400.0, "us", -1)]),
+        (T + 500, PLAIN, T + 683, [("volume.write_service_time_hist", 1874.0, "ios", b) for b in (0, 7, 31)]),
+        (T + 10, TRICKY, T + 999, [("port.tx_credit_zero", 1e-5, "us/s", -1), ('q"m\\é😀', 2.0, "x\ny", 1)]),
+        (T - 1, TRICKY, T, [("sql.batch_requests", 123456789.125, "1/s", -1)]),
+        (0, PLAIN, 1, [("volume.reads", 1.5e21, "1/s", 0), ("volume.writes", 0.0, "1/s", -1)]),
     ],
 )
-def test_a_sample_is_written_as_flinks_json_format_wrote_it(
-    flink_json, sample_json, ts_ms, metric, value, unit, bucket, entity, arrival_ms
+def test_a_record_s_samples_are_written_as_flinks_json_format_writes_them(
+    flink_json, sample_json, ts_ms, entity, arrival_ms, samples
 ):
-    ours = sample_json(ts_ms, metric, value, unit, bucket, entity, arrival_ms)
-    assert ours == flink_json(ts_ms, metric, value, unit, bucket, entity, arrival_ms)
+    ours = sample_json(ts_ms, entity, arrival_ms, samples)
+    assert ours == flink_json(ts_ms, entity, arrival_ms, samples)
     parsed = json.loads(ours)
-    assert list(parsed) == ["ts", "metric", "value", "unit", "bucket", *ENTITY_KEYS, "arrived_at"]
-    assert [parsed[k] for k in ENTITY_KEYS] == entity and parsed["value"] == value
+    assert list(parsed) == ["ts", *ENTITY_KEYS, "arrived_at", "samples"]
+    assert [parsed[k] for k in ENTITY_KEYS] == entity
+    assert [tuple(s.values()) for s in parsed["samples"]] == samples
 
 
 def test_times_are_utc_iso_8601_with_their_milliseconds_if_any(sample_json):
-    first = json.loads(sample_json(T, "volume.reads", 1.0, "1/s", -1, PLAIN, T + 5))
+    first = json.loads(sample_json(T, PLAIN, T + 5, [("volume.reads", 1.0, "1/s", -1)]))
     assert first["ts"] == "2026-11-18T11:06:40Z" and first["arrived_at"] == "2026-11-18T11:06:40.005Z"

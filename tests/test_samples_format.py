@@ -1,16 +1,19 @@
 """The jobs that read telemetry.samples decode only the metrics they name (the format `sanlens-samples`,
-flink-jobs/common/java/): a metric their SQL filters on but the list leaves out would never reach them.
-From Flink's own planner, no stack needed."""
+flink-jobs/common/java/): a metric their SQL filters on but the list leaves out would never reach them (from
+Flink's own planner, no stack needed). The format reads a record's message as a row per sample (its decoder,
+pure logic through py4j)."""
 
 from __future__ import annotations
 
 import importlib
+import json
 import re
 
 import pytest
 
 from flink_jobs.normalize import catalog
-from tests.support import job_plan
+from flink_jobs.normalize.catalog import ENTITY_KEYS
+from tests.support import java_functions, job_plan
 
 CATALOG_METRICS = {f["metric"] for m in catalog.load()["measurements"].values() for f in m["fields"].values()}
 
@@ -24,3 +27,96 @@ def test_every_metric_a_job_filters_on_is_one_it_decodes(monkeypatch, name):
     assert named <= set(tables.METRICS), (
         f"{name} filters on {sorted(named - set(tables.METRICS))} but never decodes them"
     )
+
+
+MESSAGE = {
+    "ts": "2026-11-18T11:06:40.5Z",
+    "site": "s1",
+    "array": "af1",
+    "volume": 'v"1 é',
+    "arrived_at": "2026-11-18T11:06:41Z",
+    "samples": [
+        {"metric": "volume.reads", "value": 12.5, "unit": "1/s", "bucket": -1},
+        {"metric": "volume.write_service_time_hist", "value": 7, "unit": "ios", "bucket": 4},
+        {"metric": "volume.read_service_time_hist", "value": 3.0, "unit": "ios", "bucket": 5, "site": "own"},
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def decode():
+    """The format's decoder (pure logic through py4j) for the columns `columns` of (name, type root)."""
+    from py4j.java_collections import ListConverter, SetConverter
+    from pyflink.java_gateway import get_gateway
+
+    sanlens, gw = java_functions(), get_gateway()
+    roots = gw.jvm.org.apache.flink.table.types.logical.LogicalTypeRoot
+
+    def run(columns: list[tuple[str, str]], metrics: set[str], message: bytes) -> list[list]:
+        names = ListConverter().convert([n for n, _ in columns], gw._gateway_client)
+        types = ListConverter().convert([getattr(roots, t) for _, t in columns], gw._gateway_client)
+        wanted = SetConverter().convert(metrics, gw._gateway_client)
+        decoder = sanlens.common.SamplesDecoder(names, types, wanted, None)
+        rows = gw.jvm.java.util.ArrayList()
+        decoder.deserialize(message, gw.jvm.org.apache.flink.api.common.functions.util.ListCollector(rows))
+        out = []
+        for row in rows:
+            fields = [row.getField(i) for i in range(len(columns))]
+            out.append([f if f is None or isinstance(f, (int, float)) else str(f.toString()) for f in fields])
+        return out
+
+    return run
+
+
+COLUMNS = [
+    ("ts", "TIMESTAMP_WITH_LOCAL_TIME_ZONE"),
+    ("metric", "VARCHAR"),
+    ("value", "DOUBLE"),
+    ("bucket", "INTEGER"),
+    ("site", "VARCHAR"),
+    ("volume", "VARCHAR"),
+    ("host", "VARCHAR"),
+]
+
+
+def test_a_record_s_message_is_a_row_per_wanted_sample_its_own_fields_first_then_the_message_s(decode):
+    wanted = {"volume.write_service_time_hist", "volume.read_service_time_hist"}
+    rows = decode(COLUMNS, wanted, json.dumps(MESSAGE).encode())
+    assert rows == [
+        ["2026-11-18T11:06:40.500", "volume.write_service_time_hist", 7.0, 4, "s1", 'v"1 é', None],
+        ["2026-11-18T11:06:40.500", "volume.read_service_time_hist", 3.0, 5, "own", 'v"1 é', None],
+    ]
+
+
+def test_a_message_without_a_wanted_metric_is_skipped_unread(decode):
+    assert decode(COLUMNS, {"disk.reads"}, json.dumps(MESSAGE).encode()) == []
+    assert decode(COLUMNS, {"disk.reads"}, b'{"samples":[{"metric":"volume.reads",,,') == []
+
+
+def test_a_message_that_is_not_the_contract_s_fails_naming_the_topic(decode):
+    from py4j.protocol import Py4JJavaError
+
+    with pytest.raises(Py4JJavaError, match="telemetry.samples"):
+        decode(COLUMNS, {"volume.reads"}, b'{"samples":[{"metric":"volume.reads",,,')
+    with pytest.raises(Py4JJavaError, match="telemetry.samples"):
+        decode(COLUMNS, {"volume.reads"}, b'{"samples":{"metric":"volume.reads"}}')
+
+
+def test_what_sample_json_writes_reads_back(decode):
+    """The writer (normalize's SampleJson) and this reader agree, whatever the tags hold."""
+    from py4j.java_collections import ListConverter
+    from pyflink.java_gateway import get_gateway
+
+    gw, sanlens = get_gateway(), java_functions()
+    entity = ["s é", "", "", "", "", "", "af1", 'q"uote\\back\n😀', "", "", ""]
+    array = gw.new_array(gw.jvm.java.lang.String, len(entity))
+    for i, e in enumerate(entity):
+        array[i] = e
+    keys = ListConverter().convert(ENTITY_KEYS, gw._gateway_client)
+    message = sanlens.normalize.SampleJson(keys, 1_795_000_000_123, array, 1_795_000_001_000)
+    message.add("volume.reads", 1e-5, "1/s", -1).add("volume.writes", 2.0, "1/s", -1)
+    rows = decode(COLUMNS, {"volume.writes", "volume.reads"}, bytes(message.bytes()))
+    assert rows == [
+        ["2026-11-18T11:06:40.123", "volume.reads", 1e-5, -1, "s é", 'q"uote\\back\n😀', ""],
+        ["2026-11-18T11:06:40.123", "volume.writes", 2.0, -1, "s é", 'q"uote\\back\n😀', ""],
+    ]

@@ -18,10 +18,7 @@ def within(later: str, earlier: str, wait: str) -> str:
 
 
 def samples_format(metrics) -> str:
-    """The WITH options that read `telemetry.samples` as JSON, decoding only the samples of `metrics`: the
-    format `sanlens-samples` (flink-jobs/common/java/) skips the others by a scan of their bytes. The job's
-    SQL must still filter by metric."""
-    return (
-        f"'format' = 'sanlens-samples', 'sanlens-samples.metrics' = '{';'.join(sorted(metrics))}', "
-        "'sanlens-samples.timestamp-format.standard' = 'ISO-8601'"
-    )
+    """The WITH options that read `telemetry.samples` (a message per record) as a row per sample, decoding only
+    the samples of `metrics`: the format `sanlens-samples` (flink-jobs/common/java/) skips the other messages by
+    a scan of their bytes. The job's SQL must still filter by metric."""
+    return f"'format' = 'sanlens-samples', 'sanlens-samples.metrics' = '{';'.join(sorted(metrics))}'"

@@ -1,6 +1,7 @@
 """loader: the pipeline's output topics -> ClickHouse tables, in batches, at least once and idempotent.
 
-Each message is a JSON object whose keys are the target table's columns. The loader appends the
+Each message is a JSON object whose keys are the target table's columns (a record's samples: the columns
+they share, and each sample's own in a list, NESTED_ROWS). The loader appends the
 message's Kafka partition and offset (columns kafka_partition, kafka_offset), inserts the batch with
 clickhouse-connect, and only then commits the offsets in Kafka. On (re)assignment it resumes each
 partition after the highest offset the table already holds, so a batch inserted just before a crash
@@ -39,6 +40,8 @@ DEFAULT_ROUTES = {
     topics.SLO_WINDOWS: "sanlens.slo_windows",
     topics.SLO_ALERTS: "sanlens.slo_alerts",
 }
+# The tables whose messages carry several rows each, and the field that holds them (docs/contract.md).
+NESTED_ROWS = {"sanlens.metrics": "samples"}
 INSERT_SETTINGS = {"date_time_input_format": "best_effort", "input_format_skip_unknown_fields": 1}
 
 
@@ -79,7 +82,7 @@ class Loader:
         # server time the last rollup started: rows loaded later are rolled up next
         self.rolled_up_since = rollups.last_refresh(self.ch) if self.rollup_every else None
         self.columns = {table: self._columns(table) for table in routes.values()}
-        self.arrow = {table: arrow.Target(columns) for table, columns in self.columns.items()}
+        self.arrow = {table: arrow.Target(cols, NESTED_ROWS.get(table)) for table, cols in self.columns.items()}
         self.consumer = Consumer(
             {
                 "bootstrap.servers": kafka,
@@ -216,11 +219,15 @@ class Loader:
         """Columnar when the batch parses as the table's Arrow schema; else as JSONEachRow, whose parser
         is more lenient (best-effort dates) and names what it refuses."""
         try:
-            self.ch.insert_arrow(table, self.arrow[table].table(lines), settings=INSERT_SETTINGS)
+            rows = self.arrow[table].table(lines)
+            self.ch.insert_arrow(table, rows, settings=INSERT_SETTINGS)
+            self.loaded += rows.num_rows
         except (pa.ArrowInvalid, pa.ArrowTypeError):
+            if nested := NESTED_ROWS.get(table):
+                lines = [row for message in lines for row in arrow.unnest(message, nested)]
             names = [name for name, _ in self.columns[table]]
             self.ch.raw_insert(table, names, b"\n".join(lines), settings=INSERT_SETTINGS, fmt="JSONEachRow")
-        self.loaded += len(lines)
+            self.loaded += len(lines)
         self.inserts += 1
 
     def _isolate(self, table: str, batch, dead: list) -> None:

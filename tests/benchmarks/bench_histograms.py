@@ -1,9 +1,11 @@
 """Benchmark: the histograms job's throughput in samples/s, next to the raw Kafka consume rate, in one run.
 
-A fresh topic gets telemetry.samples records (docs/contract.md) of a 200-array fleet at 5-minute
-samples: each array's two volumes report 32 read and 32 write bucket deltas per interval, drawn from
+A fresh topic gets telemetry.samples messages (docs/contract.md: a record's samples each) of a 200-array
+fleet at 5-minute samples: each array's two volumes report 32 read and 32 write bucket deltas per interval (a
+message a volume), drawn from
 the simulator's service-time model (half the arrays on 3.1.3, half on 3.2.1), and each array's SQL
-Server host reports its two disks' interval-average latencies and I/O rates. On the same data, a plain
+Server host reports its two disks' interval-average latencies and I/O rates (a message a disk). On the same
+data, a plain
 confluent-kafka consumer reads every message, then the histograms job runs bounded into a fresh
 output topic; the job's rate is taken on that topic, from its first output (a checkpoint's) to its last
 row. Needs `./sanlens up`.
@@ -33,52 +35,34 @@ START = datetime(2026, 11, 1, tzinfo=UTC)
 
 
 def samples(hours: float, arrays: int, rng: np.random.Generator):
-    """Yield (record, output rows it makes): bucket deltas make one row each, a host disk's latency and
-    rate one row together."""
+    """Yield (message, samples in it, output rows they make): a record's samples in one message
+    (docs/contract.md); bucket deltas make one row each, a host disk's latency and rate one row together."""
     for k in range(int(hours * 3600 / INTERVAL_S)):
         ts = (START + timedelta(seconds=k * INTERVAL_S)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         for a in range(arrays):
             base = {"ts": ts, "site": f"site{a % 4}", "array": f"af{a:04d}", "host": "", "disk": "", "host_port": ""}
             firmware = "3.1.3" if a % 2 else "3.2.1"
             for v in ("data", "log"):
+                buckets = []
                 for direction in ("read", "write"):
                     mix = latency.service_time("ssd", firmware, direction, 1.0, 0.3)
                     counts = latency.sample_histogram(rng, mix, int(rng.poisson(600 * INTERVAL_S)))
-                    for bucket, ios in enumerate(counts):
-                        yield (
-                            {
-                                **base,
-                                "metric": f"volume.{direction}_service_time_hist",
-                                "value": float(ios),
-                                "unit": "ios",
-                                "bucket": bucket,
-                                "volume": f"af{a:04d}-{v}",
-                            },
-                            1,
-                        )
-            host = {**base, "array": "", "host": f"sql{a:04d}", "bucket": -1, "volume": ""}
+                    metric = f"volume.{direction}_service_time_hist"
+                    buckets += [
+                        {"metric": metric, "value": float(ios), "unit": "ios", "bucket": b}
+                        for b, ios in enumerate(counts)
+                    ]
+                yield {**base, "volume": f"af{a:04d}-{v}", "samples": buckets}, len(buckets), len(buckets)
+            host = {**base, "array": "", "host": f"sql{a:04d}", "volume": ""}
             for disk in ("D:", "L:"):
+                disk_samples = []
                 for direction, rate in (("read", "reads"), ("write", "writes")):
-                    yield (
-                        {
-                            **host,
-                            "disk": disk,
-                            "metric": f"disk.{direction}_latency",
-                            "unit": "us",
-                            "value": float(rng.lognormal(np.log(400), 0.5)),
-                        },
-                        0,
-                    )
-                    yield (
-                        {
-                            **host,
-                            "disk": disk,
-                            "metric": f"disk.{rate}",
-                            "unit": "1/s",
-                            "value": float(rng.poisson(300)),
-                        },
-                        1,
-                    )
+                    latency_us = float(rng.lognormal(np.log(400), 0.5))
+                    disk_samples += [
+                        {"metric": f"disk.{direction}_latency", "value": latency_us, "unit": "us", "bucket": -1},
+                        {"metric": f"disk.{rate}", "value": float(rng.poisson(300)), "unit": "1/s", "bucket": -1},
+                    ]
+                yield {**host, "disk": disk, "samples": disk_samples}, len(disk_samples), 2
 
 
 def main() -> int:
@@ -100,8 +84,8 @@ def main() -> int:
                 "queue.buffering.max.messages": 1_000_000,
             }
         )
-        t0, produced, expected = time.perf_counter(), 0, 0
-        for record, rows in samples(args.hours, args.arrays, np.random.default_rng(7)):
+        t0, produced, messages, expected = time.perf_counter(), 0, 0, 0
+        for record, n, rows in samples(args.hours, args.arrays, np.random.default_rng(7)):
             while True:
                 try:
                     producer.produce(
@@ -110,17 +94,18 @@ def main() -> int:
                     break
                 except BufferError:
                     producer.poll(0.1)
-            produced, expected = produced + 1, expected + rows
-            if produced % 500_000 == 0:
-                print(f"  produced {produced:,} samples", flush=True)
+            produced, messages, expected = produced + n, messages + 1, expected + rows
+            if messages % 20_000 == 0:
+                print(f"  produced {produced:,} samples in {messages:,} messages", flush=True)
         producer.flush(120)
         print(
             f"{produced:,} samples of {args.arrays} arrays and hosts over {args.hours:g} h produced in "
             f"{time.perf_counter() - t0:.1f} s",
             flush=True,
         )
-        raw = consume_all(source, produced, parse=False)
-        parsed = consume_all(source, produced, parse=True)
+        per_message = produced / messages  # consume_all counts messages
+        raw = consume_all(source, messages, parse=False) * per_message
+        parsed = consume_all(source, messages, parse=True) * per_message
         job = run_bounded("histograms", source, prefix, f"{prefix}.histograms", args.parallelism)
         rows = count_messages(f"{prefix}.histograms")
         print(f"\n{'path':<48} {'samples/s':>12}")

@@ -23,7 +23,7 @@ import org.apache.flink.types.Row;
  * Kafka key (Telegraf keys by source, so every series of a source meets its previous sample here, in
  * arrival order). Per record it emits, in one row type told apart by `kind`:
  * <ul>
- *   <li>{@code sample}: each sample that is out, as its message on telemetry.samples (SampleJson);</li>
+ *   <li>{@code sample}: the record's samples that are out, as its message on telemetry.samples (SampleJson);</li>
  *   <li>{@code dead}: the refused record, its reason, detail and where it came from;</li>
  *   <li>{@code count}: the record's accounting (records in, out or dead-lettered; samples in, out,
  *       dropped per reason), one row per outcome and reason, so the accounting adds up records, not
@@ -48,8 +48,8 @@ public final class NormalizeRecords extends ProcessTableFunction<Row> {
      */
     static final int MAX_DEAD_PAYLOAD = 100_000;
     /**
-     * The longest Kafka key taken, as long as a tag (Telegraf keys by the source tag): each sample is keyed by its
-     * record's key, and a key near the broker's size limit made a sample too large for the sink.
+     * The longest Kafka key taken, as long as a tag (Telegraf keys by the source tag): a record's samples are keyed by
+     * its key, and a key near the broker's size limit made their message too large for the sink.
      */
     static final int MAX_KEY = Decoder.MAX_TAG;
 
@@ -99,13 +99,15 @@ public final class NormalizeRecords extends ProcessTableFunction<Row> {
             String reason = Pairing.reason(s, d.tsMs, prev);
             if (reason.equals(Pairing.OUT)) {
                 if (json == null) json = new SampleJson(entityKeys, d.tsMs, d.entity, arrival.toEpochMilli());
-                collect(Row.of("sample", json.sample(s.metric, Pairing.value(s, d.tsMs, prev), s.unit, s.bucket), null,
-                        null, null, null, null, null, null, null, null, null, null, null));
+                json.add(s.metric, Pairing.value(s, d.tsMs, prev), s.unit, s.bucket);
             }
             series.set(j, s, d.tsMs);
             verdicts.merge(reason, 1, Integer::sum);
         }
         if (!d.samples.isEmpty()) last.put(d.series, series.bytes());
+        if (json != null) {
+            collect(Row.of("sample", json.bytes(), null, null, null, null, null, null, null, null, null, null, null, null));
+        }
         verdicts.forEach((reason, n) -> count(site, arrival, arrivalS, "samples",
                 reason.equals(Pairing.OUT) ? "out" : "dropped", reason, n));
     }

@@ -3,46 +3,49 @@ package io.sanlens.normalize;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.ZoneOffset;
-import java.util.Arrays;
 import java.util.List;
 
 import org.apache.flink.formats.common.TimeFormats;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.io.JsonStringEncoder;
 
 /**
- * The messages of telemetry.samples (docs/contract.md), written here instead of by Flink's JSON format: every
- * sample of a record shares its time, entity and arrival, so those are escaped and formatted once per record,
- * and a sample adds its metric, value, unit and bucket. The same text Flink's JSON format wrote for the same
- * row: fields in the contract's order, timestamps as its ISO-8601 TimeFormats in UTC, numbers and escapes as
- * Jackson writes them (tests/test_sample_json.py compares the two).
+ * A record's message on telemetry.samples (docs/contract.md): what its samples share (time, entity, arrival)
+ * once, then each sample that is out (metric, value, unit, bucket) in `samples`. One message a record instead
+ * of one a sample: the shared fields are written, sent and read once. The same text Flink's JSON format writes
+ * for the contract's row: fields in the contract's order, timestamps as its ISO-8601 TimeFormats in UTC,
+ * numbers and escapes as Jackson writes them (tests/test_sample_json.py compares the two).
  */
 public final class SampleJson {
     private static final JsonStringEncoder ESCAPE = JsonStringEncoder.getInstance();
 
-    private final byte[] head; // {"ts":"…","metric":
-    private final byte[] tail; // ,"site":"…",…,"arrived_at":"…"}
+    private final StringBuilder text = new StringBuilder(1024);
+    private int samples;
 
     public SampleJson(List<String> entityKeys, long tsMs, String[] entity, long arrivalMs) {
-        head = ("{\"ts\":\"" + iso(tsMs) + "\",\"metric\":").getBytes(StandardCharsets.UTF_8);
-        StringBuilder t = new StringBuilder(256);
+        text.append("{\"ts\":\"").append(iso(tsMs)).append('"');
         for (int i = 0; i < entity.length; i++) {
-            t.append(",\"").append(entityKeys.get(i)).append("\":\"");
-            quote(entity[i], t);
-            t.append('"');
+            text.append(",\"").append(entityKeys.get(i)).append("\":\"");
+            quote(entity[i], text);
+            text.append('"');
         }
-        tail = t.append(",\"arrived_at\":\"").append(iso(arrivalMs)).append("\"}").toString().getBytes(StandardCharsets.UTF_8);
+        text.append(",\"arrived_at\":\"").append(iso(arrivalMs)).append("\",\"samples\":[");
     }
 
-    public byte[] sample(String metric, double value, String unit, int bucket) {
-        StringBuilder m = new StringBuilder(96).append('"');
-        quote(metric, m);
-        m.append("\",\"value\":").append(value).append(",\"unit\":\"");
-        quote(unit, m);
-        byte[] middle = m.append("\",\"bucket\":").append(bucket).toString().getBytes(StandardCharsets.UTF_8);
-        byte[] out = Arrays.copyOf(head, head.length + middle.length + tail.length);
-        System.arraycopy(middle, 0, out, head.length, middle.length);
-        System.arraycopy(tail, 0, out, head.length + middle.length, tail.length);
-        return out;
+    public SampleJson add(String metric, double value, String unit, int bucket) {
+        text.append(samples++ == 0 ? "{\"metric\":\"" : ",{\"metric\":\"");
+        quote(metric, text);
+        text.append("\",\"value\":").append(value).append(",\"unit\":\"");
+        quote(unit, text);
+        text.append("\",\"bucket\":").append(bucket).append('}');
+        return this;
+    }
+
+    public int size() {
+        return samples;
+    }
+
+    public byte[] bytes() {
+        return (text + "]}").getBytes(StandardCharsets.UTF_8);
     }
 
     /**

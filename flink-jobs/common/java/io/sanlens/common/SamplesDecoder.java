@@ -1,0 +1,200 @@
+package io.sanlens.common;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.time.temporal.TemporalAccessor;
+import java.time.temporal.TemporalQueries;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+
+import org.apache.flink.api.common.serialization.DeserializationSchema;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.formats.common.TimeFormats;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.JsonFactory;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.JsonParser;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.JsonToken;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.types.logical.LogicalTypeRoot;
+import org.apache.flink.util.Collector;
+
+/**
+ * A message of telemetry.samples (one record's samples: the fields they share, then each sample's own under
+ * {@code samples}) as one row per sample whose metric is wanted. A column is the sample's field of that name,
+ * else the message's. A message none of whose metrics is wanted is skipped by a scan of its bytes.
+ */
+public final class SamplesDecoder implements DeserializationSchema<RowData> {
+    private static final long serialVersionUID = 1L;
+    private static final byte[] METRIC_KEY = "\"metric\":\"".getBytes(StandardCharsets.UTF_8);
+    static final String SAMPLES = "samples";
+
+    private final String[] columns;
+    private final LogicalTypeRoot[] types;
+    private final Set<String> metrics;
+    private final byte[][] wanted; // "<metric>" followed by its closing quote, as bytes
+    private final TypeInformation<RowData> producedType;
+    private transient JsonFactory json;
+
+    public SamplesDecoder(List<String> columns, List<LogicalTypeRoot> types, Set<String> metrics, TypeInformation<RowData> producedType) {
+        this.columns = columns.toArray(new String[0]);
+        this.types = types.toArray(new LogicalTypeRoot[0]);
+        for (int i = 0; i < this.types.length; i++) {
+            switch (this.types[i]) {
+                case VARCHAR: case CHAR: case DOUBLE: case FLOAT: case INTEGER: case BIGINT:
+                case TIMESTAMP_WITH_LOCAL_TIME_ZONE: case TIMESTAMP_WITHOUT_TIME_ZONE:
+                    break;
+                default:
+                    throw new IllegalArgumentException(
+                            "format sanlens-samples: column " + this.columns[i] + " has a type it does not read: " + this.types[i]);
+            }
+        }
+        this.metrics = metrics;
+        this.wanted = metrics.stream().map(m -> (m + "\"").getBytes(StandardCharsets.UTF_8)).toArray(byte[][]::new);
+        this.producedType = producedType;
+    }
+
+    @Override
+    public void open(InitializationContext context) {
+        json = new JsonFactory();
+    }
+
+    @Override
+    public RowData deserialize(byte[] message) {
+        throw new UnsupportedOperationException("a message holds several samples: deserialize(message, collector)");
+    }
+
+    @Override
+    public void deserialize(byte[] message, Collector<RowData> out) throws IOException {
+        if (message == null || !anyWanted(message)) return;
+        if (json == null) json = new JsonFactory();
+        Object[] shared = new Object[columns.length];
+        Object[][] rows = new Object[0][];
+        int n = 0;
+        try (JsonParser p = json.createParser(message)) {
+            expect(p.nextToken(), JsonToken.START_OBJECT, "a JSON object");
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.getCurrentName();
+                JsonToken t = p.nextToken();
+                if (name.equals(SAMPLES)) {
+                    expect(t, JsonToken.START_ARRAY, "an array of samples");
+                    while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
+                        expect(t, JsonToken.START_OBJECT, "a sample as a JSON object");
+                        Object[] row = new Object[columns.length + 1]; // the last slot: the metric as read
+                        read(p, row);
+                        if (row[columns.length] != null && metrics.contains((String) row[columns.length])) {
+                            if (n == rows.length) rows = Arrays.copyOf(rows, Math.max(8, 2 * n));
+                            rows[n++] = row;
+                        }
+                    }
+                } else {
+                    set(p, t, name, shared);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            throw new IOException("telemetry.samples: a message that is not the contract's ("
+                    + e.getMessage() + "): " + new String(message, 0, Math.min(message.length, 300), StandardCharsets.UTF_8), e);
+        }
+        for (int r = 0; r < n; r++) {
+            GenericRowData row = new GenericRowData(columns.length);
+            for (int i = 0; i < columns.length; i++) {
+                row.setField(i, rows[r][i] != null ? rows[r][i] : shared[i]);
+            }
+            out.collect(row);
+        }
+    }
+
+    /** A sample's fields into `row`; its metric's text also into the slot after the columns. */
+    private void read(JsonParser p, Object[] row) throws IOException {
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.getCurrentName();
+            JsonToken t = p.nextToken();
+            if (name.equals("metric") && t == JsonToken.VALUE_STRING) row[columns.length] = p.getText();
+            set(p, t, name, row);
+        }
+    }
+
+    private void set(JsonParser p, JsonToken t, String name, Object[] into) throws IOException {
+        int i = indexOf(name);
+        if (i < 0 || t == JsonToken.VALUE_NULL) {
+            p.skipChildren();
+            return;
+        }
+        switch (types[i]) {
+            case VARCHAR: case CHAR:
+                into[i] = StringData.fromString(p.getValueAsString());
+                break;
+            case DOUBLE:
+                into[i] = p.getDoubleValue();
+                break;
+            case FLOAT:
+                into[i] = p.getFloatValue();
+                break;
+            case INTEGER:
+                into[i] = p.getIntValue();
+                break;
+            case BIGINT:
+                into[i] = p.getLongValue();
+                break;
+            default: // the timestamps, as SampleJson writes them: ISO-8601 in UTC
+                TemporalAccessor at = TimeFormats.ISO8601_TIMESTAMP_WITH_LOCAL_TIMEZONE_FORMAT.parse(p.getText());
+                LocalDateTime local = LocalDateTime.of(at.query(TemporalQueries.localDate()), at.query(TemporalQueries.localTime()));
+                into[i] = types[i] == LogicalTypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE
+                        ? TimestampData.fromInstant(local.toInstant(ZoneOffset.UTC))
+                        : TimestampData.fromLocalDateTime(local);
+        }
+    }
+
+    private int indexOf(String name) {
+        for (int i = 0; i < columns.length; i++) if (columns[i].equals(name)) return i;
+        return -1;
+    }
+
+    private static void expect(JsonToken t, JsonToken wanted, String what) {
+        if (t != wanted) throw new IllegalArgumentException("expected " + what + ", found " + t);
+    }
+
+    /**
+     * Whether a wanted metric follows some {@code "metric":"} in the message. An unescaped quote cannot stand
+     * inside a JSON string, so those bytes are the key itself; a message without the key is decoded, for the
+     * decoder to judge it.
+     */
+    boolean anyWanted(byte[] message) {
+        boolean keyed = false;
+        for (int at = indexOf(message, METRIC_KEY, 0); at >= 0; at = indexOf(message, METRIC_KEY, at + 1)) {
+            keyed = true;
+            int from = at + METRIC_KEY.length;
+            for (byte[] w : wanted) {
+                if (from + w.length <= message.length && Arrays.equals(message, from, from + w.length, w, 0, w.length)) {
+                    return true;
+                }
+            }
+        }
+        return !keyed;
+    }
+
+    private static int indexOf(byte[] message, byte[] key, int from) {
+        outer:
+        for (int i = from; i + key.length <= message.length; i++) {
+            for (int j = 0; j < key.length; j++) {
+                if (message[i + j] != key[j]) continue outer;
+            }
+            return i;
+        }
+        return -1;
+    }
+
+    @Override
+    public boolean isEndOfStream(RowData next) {
+        return false;
+    }
+
+    @Override
+    public TypeInformation<RowData> getProducedType() {
+        return producedType;
+    }
+}
