@@ -96,6 +96,29 @@ def position(group: str, topics: list[str]) -> Position:
         consumer.close()
 
 
+def log_ends(topics: list[str]) -> dict[tuple[str, int], int]:
+    """Each partition's end, records of open transactions included: all a writer has sent so far."""
+    return _ends(topics, IsolationLevel.READ_UNCOMMITTED)
+
+
+def stable_past(ends: dict[tuple[str, int], int]) -> bool:
+    """Whether every transaction holding a record before `ends` (log_ends, earlier) has ended: a reader
+    (read_committed) now reaches every record sent by then."""
+    stable = _ends(sorted({topic for topic, _ in ends}), IsolationLevel.READ_COMMITTED)
+    return all(stable[key] >= end for key, end in ends.items())
+
+
+def _ends(topics: list[str], isolation: IsolationLevel) -> dict[tuple[str, int], int]:
+    consumer = _consumer("sanlens-offsets")
+    try:
+        partitions = _partitions(consumer, topics)
+    finally:
+        consumer.close()
+    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "log_level": 0})
+    futures = admin.list_offsets({tp: OffsetSpec.latest() for tp in partitions}, isolation_level=isolation)
+    return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
+
+
 def topic_size(topic: str) -> int:
     """Messages on the topic (the sum of its partitions' high watermarks)."""
     consumer = _consumer("sanlens-offsets")

@@ -14,11 +14,9 @@ from collections import defaultdict
 import pytest
 
 from ingest import buckets, topics
-from sanlensctl import offsets
-from sanlensctl.components import flink, loader
 from slo import definitions
 from tests.breakdown_scenarios import backfill
-from tests.support import wait_until
+from tests.support import wait_for_job
 from tests.test_breakdown import wait_for_every_window
 
 SCENARIO = """
@@ -83,12 +81,7 @@ def slo_played(stack, ch, tmp_path_factory):
     s, run, _ = backfill(folder, SCENARIO.format(id=run_id))
     sites = [f"s-{run_id}"]
     wait_for_every_window(ch, s, run, sites)
-    group, inputs = flink.group("burn_rates"), [topics.HISTOGRAMS, topics.BREAKDOWN]
-    written = offsets.position(group, inputs).end
-    wait_until(lambda: offsets.position(group, inputs).committed >= written, 600, "the burn_rates job")
-    outputs = [topics.SLO_WINDOWS, topics.SLO_ALERTS]
-    written = offsets.position(loader.GROUP, outputs).end
-    wait_until(lambda: offsets.position(loader.GROUP, outputs).committed >= written, 300, "the loader")
+    wait_for_job("burn_rates", [topics.HISTOGRAMS, topics.BREAKDOWN], [topics.SLO_WINDOWS, topics.SLO_ALERTS])
     alerts = ch.query(
         "SELECT toUnixTimestamp(ts) AS t, * FROM sanlens.slo_alerts FINAL WHERE site IN {s:Array(String)} ORDER BY ts",
         parameters={"s": sites},

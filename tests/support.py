@@ -128,6 +128,22 @@ def wait_until(check, timeout: float, what: str):
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
+def wait_for_job(job: str, inputs: list[str], outputs: list[str], timeout: float = 600) -> None:
+    """Until the Flink job `job` has read everything on `inputs` so far and the loader has loaded what it wrote
+    for them on `outputs`. The job commits its input offsets and its output transactions at the same checkpoint,
+    in no set order: what it wrote is waited for by the log's end, transactions still open included."""
+    from sanlensctl import offsets
+    from sanlensctl.components import flink, loader
+
+    group = flink.group(job)
+    read = offsets.position(group, inputs).end
+    wait_until(lambda: offsets.position(group, inputs).committed >= read, timeout, f"the {job} job")
+    sent = offsets.log_ends(outputs)
+    wait_until(lambda: offsets.stable_past(sent), 120, f"the {job} job's transactions")
+    written = offsets.position(loader.GROUP, outputs).end
+    wait_until(lambda: offsets.position(loader.GROUP, outputs).committed >= written, 300, "the loader")
+
+
 class EmbeddedServer:
     """An extra embedded ClickHouse server process on its own port and data folder."""
 

@@ -14,10 +14,8 @@ from datetime import UTC, datetime
 import pytest
 
 from ingest import topics
-from sanlensctl import offsets
-from sanlensctl.components import flink, loader
 from tests.breakdown_scenarios import backfill
-from tests.support import sanlens, wait_until
+from tests.support import sanlens, wait_for_job
 from tests.test_breakdown import wait_for_every_window
 
 SCENARIO = """
@@ -56,10 +54,7 @@ def effects_of(ch, s, run, sites: list[str]) -> tuple[list[dict], list[dict]]:
     """The episodes of `sites` and their effects, once the breakdown holds every window and the tiering job
     has read every sample normalize wrote by then."""
     wait_for_every_window(ch, s, run, sites)
-    group, written = flink.group("tiering"), offsets.position(flink.group("tiering"), [topics.SAMPLES]).end
-    wait_until(lambda: offsets.position(group, [topics.SAMPLES]).committed >= written, 300, "the tiering job")
-    written = offsets.position(loader.GROUP, [topics.TIER_EPISODES]).end
-    wait_until(lambda: offsets.position(loader.GROUP, [topics.TIER_EPISODES]).committed >= written, 300, "the loader")
+    wait_for_job("tiering", [topics.SAMPLES], [topics.TIER_EPISODES], timeout=300)
     out = sanlens("dbt", "build", "--select", "+tier_migration_effects")
     assert out.returncode == 0, out.stdout[-3000:]
     where = "WHERE site IN {sites:Array(String)}"

@@ -11,7 +11,8 @@ bench_freshness), and whether the stack kept up: the delays of the last minute a
    no CPU here; the copy does (about what the agents' sends cost the broker anyway).
 3. After the last interval: until every record is accounted for and every sample out is queryable (or
    `--timeout`), then the delays: of every sample, and of the analytics' rows queryable by then (jobs that fall
-   behind have fewer, and the delays of those they have). The run's rows are deleted at the end.
+   behind have fewer, and the delays of those they have), and the CPU seconds each process of the stack spent
+   from the first interval on. The run's rows are deleted at the end.
 
     .sanlens/venv/bin/python -m tests.benchmarks.bench_install_base [--arrays 100] [--minutes 2] [--interval 10]
 
@@ -36,6 +37,7 @@ from ingest.loader import spans
 from ingest.simulator import scenario as scenario_file
 from ingest.simulator.run import Run
 from sanlensctl import config, db
+from tests.benchmarks.bench_backfill_cpu import cpu_by_process
 from tests.benchmarks.bench_common import copier, copy, fresh_topics, reader, require_stack
 from tests.benchmarks.bench_end_to_end import Progress
 from tests.benchmarks.bench_freshness import print_delays
@@ -152,9 +154,11 @@ def main() -> int:
             f"played from {start - time.time():.0f} s on",
             flush=True,
         )
+        cpu_before = cpu_by_process()
         copy_cpu = play(held, start, phases, args.interval)
         end = start + (len(phases) - 1) * args.interval
         after, decoded = settle(client, site, records, args.timeout)
+        cpu = {name: spent - cpu_before.get(name, 0.0) for name, spent in cpu_by_process().items()}
         print(
             f"{records:,} records, {decoded:,} samples decoded ({decoded / (end - start):,.0f}/s played): every record "
             f"accounted for and every sample queryable {after:.0f} s after the last interval; the copy into Kafka "
@@ -170,6 +174,9 @@ def main() -> int:
             },
         ).first_row
         print(f"\nsamples' p95 delay: {first:.1f} s in the first minute played, {last:.1f} s in the last")
+        busiest = sorted(cpu.items(), key=lambda kv: -kv[1])
+        spent = ", ".join(f"{name} {seconds:.0f}" for name, seconds in busiest)
+        print(f"CPU-s from the first interval to the last sample queryable: {spent}")
         return 0
     finally:
         admin.delete_topics([held])
