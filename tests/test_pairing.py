@@ -67,7 +67,7 @@ def test_a_record_series_keeps_the_last_sample_of_each_of_its_series(java):
     assert last.indexOf(b, 0) == 1 and last.indexOf(a, 5) == 0  # found wherever the record carries it
     assert last.indexOf(java.Sample("m", "counter", "u", 3, 0.0, None), 0) == -1  # another bucket: a new series
     assert last.indexOf(java.Sample("n", "counter", "u", 1, 0.0, None), 0) == -1  # another metric: a new series
-    last = java.LastSamples.of(last.bytes(), 0)  # as the state keeps it
+    last = java.LastSamples.of(last.bytes(7), 7, 0)  # as the state keeps it
     b2 = java.Sample("m", "ratio", "u", 2, 30.0, 5.0)
     last.set(last.indexOf(b2, 0), b2, 2_000)
     kept, moved = ([get_field(last.previous(i), f) for f in ("tsMs", "num", "den")] for i in (0, 1))
@@ -75,5 +75,19 @@ def test_a_record_series_keeps_the_last_sample_of_each_of_its_series(java):
     assert last.previous(-1) is None
     plain = java.Sample("m", "gauge", "u", -1, 7.0, None)  # bucket -1: not a histogram's
     last.set(last.indexOf(plain, 2), plain, 3_000)
-    assert java.LastSamples.of(last.bytes(), 0).indexOf(plain, 0) == 2
-    assert java.LastSamples.of(None, 4).indexOf(a, 0) == -1
+    assert java.LastSamples.of(last.bytes(7), 7, 0).indexOf(plain, 0) == 2
+    assert java.LastSamples.of(None, 7, 4).indexOf(a, 0) == -1
+
+
+def test_a_record_series_under_another_s_key_starts_afresh(java):
+    """The state keeps a record series under a 64-bit hash of its name; the second hash in its bytes tells a
+    series that shares its key with another (never seen, but possible) from its own, so it is a new series."""
+    last = java.LastSamples()
+    a = java.Sample("m", "counter", "u", 1, 10.0, None)
+    last.set(last.indexOf(a, 0), a, 1_000)
+    series = "array_vv|array=af1|volume=v1"
+    kept = last.bytes(java.LastSamples.check(series))
+    assert java.LastSamples.of(kept, java.LastSamples.check(series), 0).indexOf(a, 0) == 0
+    assert java.LastSamples.of(kept, java.LastSamples.check(series + "x"), 0).indexOf(a, 0) == -1
+    keys = {java.LastSamples.key(f"array_vv|array=af{i}|volume=v{j}") for i in range(100) for j in range(50)}
+    assert len(keys) == 5000

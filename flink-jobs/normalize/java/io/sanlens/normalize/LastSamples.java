@@ -13,9 +13,15 @@ import java.util.Arrays;
  * every checkpoint, and as a structured type (metric names as strings) that copy encoded each name again: at
  * 1,000 arrays a 400 MB snapshot every 2 s, a third of the job's CPU. A metric is kept as its name's hash,
  * which the catalog checks is unique within each measurement (Catalog).
+ *
+ * <p>A record series is kept under a 64-bit hash of its name (`key`), not the name: the heap state backend
+ * encoded every name to UTF-8 again at every checkpoint (37 % of the checkpoints' CPU at 1,000 arrays). Its
+ * bytes start with a second hash of the name (`check`): should two record series ever share a key, each finds
+ * the other's samples not its own and starts afresh (a baseline), instead of pairing with them.
  */
 public class LastSamples {
     private static final int SERIES_BYTES = 4 + 2 + 8 + 8 + 8;
+    private static final int CHECK_BYTES = 4;
 
     private int[] metrics; // the metric name's hashCode
     private short[] buckets; // 0 for none: a bucket is stored + 1, so -1 (a plain series) fits
@@ -36,11 +42,26 @@ public class LastSamples {
         dens = new double[capacity];
     }
 
-    /** The record series kept as `bytes` wrote it; an empty one for null. */
-    public static LastSamples of(byte[] bytes, int capacity) {
-        if (bytes == null) return new LastSamples(capacity);
+    /** The state's key of the record series `series` (its measurement and tags): FNV-1a, 64 bits. */
+    public static long key(String series) {
+        long h = 0xcbf29ce484222325L;
+        for (int i = 0; i < series.length(); i++) {
+            h = (h ^ series.charAt(i)) * 0x100000001b3L;
+        }
+        return h;
+    }
+
+    /** The second hash kept in the bytes, which a record series' own samples match. */
+    public static int check(String series) {
+        return series.hashCode();
+    }
+
+    /** The record series kept as `bytes` wrote it for `check`; an empty one for null or another check. */
+    public static LastSamples of(byte[] bytes, int check, int capacity) {
+        if (bytes == null || bytes.length < CHECK_BYTES) return new LastSamples(capacity);
         ByteBuffer b = ByteBuffer.wrap(bytes);
-        LastSamples s = new LastSamples(bytes.length / SERIES_BYTES);
+        if (b.getInt() != check) return new LastSamples(capacity);
+        LastSamples s = new LastSamples((bytes.length - CHECK_BYTES) / SERIES_BYTES);
         for (int j = 0; j < s.metrics.length; j++) {
             s.metrics[j] = b.getInt();
             s.buckets[j] = b.getShort();
@@ -52,8 +73,8 @@ public class LastSamples {
         return s;
     }
 
-    public byte[] bytes() {
-        ByteBuffer b = ByteBuffer.allocate(n * SERIES_BYTES);
+    public byte[] bytes(int check) {
+        ByteBuffer b = ByteBuffer.allocate(CHECK_BYTES + n * SERIES_BYTES).putInt(check);
         for (int j = 0; j < n; j++) {
             b.putInt(metrics[j]).putShort(buckets[j]).putLong(tsMs[j]).putDouble(nums[j]).putDouble(dens[j]);
         }

@@ -29,7 +29,8 @@ import org.apache.flink.types.Row;
  *       dropped per reason), one row per outcome and reason, so the accounting adds up records, not
  *       samples.</li>
  * </ul>
- * State: per record series, the last sample of each of its series (LastSamples, a map entry per record series).
+ * State: per record series, the last sample of each of its series (LastSamples, a map entry per record series,
+ * under a hash of its name).
  * It has no time-to-live: Flink's TTL cleans a key's map up entry by entry on every access, and an array's key
  * holds hundreds of record series (that cleanup was a third of the job's time). A series that stops keeps its
  * few bytes. The catalog comes from the file named by the job parameter sanlens.catalog (the job writes it
@@ -68,7 +69,7 @@ public final class NormalizeRecords extends ProcessTableFunction<Row> {
     }
 
     public void eval(
-            @StateHint(name = "last", ttl = "0") MapView<String, byte[]> last,
+            @StateHint(name = "last", ttl = "0") MapView<Long, byte[]> last,
             @ArgumentHint(name = "input", value = ArgumentTrait.SET_SEMANTIC_TABLE) Row record) throws Exception {
         Instant arrival = record.getFieldAs("arrival");
         long arrivalS = Math.floorDiv(arrival.toEpochMilli(), 1000);
@@ -91,7 +92,9 @@ public final class NormalizeRecords extends ProcessTableFunction<Row> {
         if (d.nUnknown > 0) count(site, arrival, arrivalS, "samples", "dropped", "field not in catalog", d.nUnknown);
         Map<String, Integer> verdicts = new LinkedHashMap<>();
         SampleJson json = null;
-        LastSamples series = LastSamples.of(last.get(d.series), d.samples.size());
+        long seriesKey = LastSamples.key(d.series);
+        int check = LastSamples.check(d.series);
+        LastSamples series = LastSamples.of(last.get(seriesKey), check, d.samples.size());
         for (int i = 0; i < d.samples.size(); i++) {
             Sample s = d.samples.get(i);
             int j = series.indexOf(s, i);
@@ -104,7 +107,7 @@ public final class NormalizeRecords extends ProcessTableFunction<Row> {
             series.set(j, s, d.tsMs);
             verdicts.merge(reason, 1, Integer::sum);
         }
-        if (!d.samples.isEmpty()) last.put(d.series, series.bytes());
+        if (!d.samples.isEmpty()) last.put(seriesKey, series.bytes(check));
         if (json != null) {
             collect(Row.of("sample", json.bytes(), null, null, null, null, null, null, null, null, null, null, null, null));
         }
