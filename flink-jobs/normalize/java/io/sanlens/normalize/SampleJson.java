@@ -22,13 +22,14 @@ public final class SampleJson {
     private int samples;
 
     public SampleJson(List<String> entityKeys, long tsMs, String[] entity, long arrivalMs) {
-        text.append("{\"ts\":\"").append(iso(tsMs)).append('"');
+        Formatted[] times = FORMATTED.get();
+        text.append("{\"ts\":\"").append(times[0].of(tsMs)).append('"');
         for (int i = 0; i < entity.length; i++) {
             text.append(",\"").append(entityKeys.get(i)).append("\":\"");
             quote(entity[i], text);
             text.append('"');
         }
-        text.append(",\"arrived_at\":\"").append(iso(arrivalMs)).append("\",\"samples\":[");
+        text.append(",\"arrived_at\":\"").append(times[1].of(arrivalMs)).append("\",\"samples\":[");
     }
 
     public SampleJson add(String metric, double value, String unit, int bucket) {
@@ -68,6 +69,26 @@ public final class SampleJson {
         }
         ESCAPE.quoteAsString(from == 0 ? s : s.subSequence(from, s.length()), out);
     }
+
+    /**
+     * A time as last formatted, per thread and role: the records of one poll share their time, and the records
+     * read together their arrival (formatting was 4 % of the job's CPU at 1,000 arrays).
+     */
+    private static final class Formatted {
+        long ms = Long.MIN_VALUE;
+        String text;
+
+        String of(long epochMs) {
+            if (epochMs != ms) {
+                ms = epochMs;
+                text = iso(epochMs);
+            }
+            return text;
+        }
+    }
+
+    private static final ThreadLocal<Formatted[]> FORMATTED =
+            ThreadLocal.withInitial(() -> new Formatted[] {new Formatted(), new Formatted()});
 
     static String iso(long epochMs) {
         return TimeFormats.ISO8601_TIMESTAMP_WITH_LOCAL_TIMEZONE_FORMAT.format(
