@@ -25,6 +25,7 @@ from ingest.simulator.run import Run
 from sanlensctl import config
 from sanlensctl.offsets import topic_size
 from tests.benchmarks.bench_common import consume_all, fresh_topics, run_bounded
+from tests.benchmarks.bench_normalize import accounting_totals
 
 FLEET = """
 name: bench-breakdown-{id}
@@ -69,11 +70,17 @@ def main() -> int:
             run.close()
         print(f"backfill: {records:,} records of {len(s.arrays)} arrays / {len(s.hosts)} hosts", flush=True)
         normalize = run_bounded("normalize", source, normalized, f"{normalized}.samples", 2)
-        samples = topic_size(f"{normalized}.samples")
-        print(f"normalize: {samples:,} samples in {normalize.wall_s:.0f} s (exit {normalize.exit_code})", flush=True)
+        messages = topic_size(f"{normalized}.samples")  # a record's samples each (docs/contract.md)
+        samples = accounting_totals(f"{normalized}.accounting").get(("samples", "out"), 0)
+        print(
+            f"normalize: {samples:,} samples in {messages:,} messages in {normalize.wall_s:.0f} s "
+            f"(exit {normalize.exit_code})",
+            flush=True,
+        )
 
-        raw = consume_all(f"{normalized}.samples", samples, parse=False)
-        parsed = consume_all(f"{normalized}.samples", samples, parse=True)
+        per_message = samples / max(messages, 1)
+        raw = consume_all(f"{normalized}.samples", messages, parse=False) * per_message
+        parsed = consume_all(f"{normalized}.samples", messages, parse=True) * per_message
         job = run_bounded("breakdown", f"{normalized}.samples", prefix, f"{prefix}.breakdown", 1)
         rows, incidents = topic_size(f"{prefix}.breakdown"), topic_size(f"{prefix}.incidents")
         print(f"\n{'path (samples in)':<46} {'samples/s':>12}")

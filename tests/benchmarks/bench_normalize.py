@@ -99,7 +99,8 @@ def main() -> int:
         )
         print(f"{'normalize job (wall, with start-up)':<44} {records / wall:>12,.0f} {samples_in / wall:>12,.0f}")
         print(
-            f"\nsamples decoded {samples_in:,} ({per_record:.1f} per record), written {size:,}; "
+            f"\nsamples decoded {samples_in:,} ({per_record:.1f} per record), written "
+            f"{totals.get(('samples', 'out'), 0):,} in {size:,} messages; "
             f"records in {totals.get(('records', 'in'), 0):,} of {records:,} produced; job exit {job.exit_code}"
         )
         if samples_in < args.min_samples:
