@@ -100,6 +100,8 @@ def test_a_message_that_is_not_the_contract_s_fails_naming_the_topic(decode):
         decode(COLUMNS, {"volume.reads"}, b'{"samples":[{"metric":"volume.reads",,,')
     with pytest.raises(Py4JJavaError, match="telemetry.samples"):
         decode(COLUMNS, {"volume.reads"}, b'{"samples":{"metric":"volume.reads"}}')
+    with pytest.raises(Py4JJavaError, match="site is not a single value"):
+        decode(COLUMNS, {"volume.reads"}, b'{"site":{"a":1},"samples":[{"metric":"volume.reads","value":1}]}')
 
 
 def test_what_sample_json_writes_reads_back(decode):

@@ -124,6 +124,9 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
             p.skipChildren();
             return;
         }
+        if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
+            throw new IllegalArgumentException(name + " is not a single value");
+        }
         switch (types[i]) {
             case VARCHAR: case CHAR:
                 into[i] = StringData.fromString(p.getValueAsString());
