@@ -890,16 +890,28 @@ def api_fault_scenario(prefix: str, site: str) -> dict:
     }
 
 
-def test_malformed_api_answers_are_logged_by_telegraf_and_make_no_bad_samples(stack, ch, tmp_path):
+def test_malformed_api_answers_are_logged_by_telegraf_and_make_no_bad_samples(stack, ch, tmp_path, monkeypatch):
     """An array answering HTTP 500, one answering truncated JSON, a switch answering 500 and an array whose answers
     miss a volume for a while, polled by the stack's Telegraf: each fault is an error in Telegraf's log and no
     metric; every record Telegraf sent is out and counted; no sample comes from a failed answer; and the volume
     that went missing loses no I/O (the delta after the gap spans it)."""
     from ingest.simulator import scenario as scenario_file
+    from ingest.simulator.endpoints import Endpoints
     from ingest.simulator.run import Run
     from tests.support import play_through_telegraf
 
     prefix, site = f"f{uuid.uuid4().hex[:6]}", f"api-{uuid.uuid4().hex[:6]}"
+    # the times of the gap array's histogram answers: the first is the baseline its deltas start from, which
+    # need not be the first answer of its other endpoints (the simulator can step between two polls of a round)
+    histogram_answers, document = [], Endpoints.document
+
+    def recording(self, path):
+        doc, fault = document(self, path)
+        if path.startswith(f"/arrays/{prefix}-gap/") and "vvhistograms" in path and fault is None:
+            histogram_answers.append(doc["sampleTimeSec"])
+        return doc, fault
+
+    monkeypatch.setattr(Endpoints, "document", recording)
     (tmp_path / "faults.yaml").write_text(yaml.safe_dump(api_fault_scenario(prefix, site)))
     s = scenario_file.load(tmp_path / "faults.yaml")
     run = Run(s, tmp_path / "truth", config.KAFKA_BOOTSTRAP, speed=2.0)
@@ -939,9 +951,9 @@ def test_malformed_api_answers_are_logged_by_telegraf_and_make_no_bad_samples(st
     _, since, until = FAULTS["gap"]
     assert times and not [t for t in times if since <= t < until] and max(times) >= until
     truth = [json.loads(line) for line in (tmp_path / "truth" / "volume_histograms.jsonl").read_text().splitlines()]
-    # the baseline: the deltas count the I/Os after it, up to the histogram's last answer (the other endpoints'
-    # last answers may be later: Telegraf's reload at the end can cut a round of polls short)
-    first, last = min(times), max(t for t, _ in samples)
+    # the deltas count the I/Os after the histogram's first answer, up to its last (the other endpoints' last
+    # answers may be later: Telegraf's reload at the end can cut a round of polls short)
+    first, last = min(histogram_answers) - start, max(t for t, _ in samples)
     expected = sum(
         sum(t["write"]["ios"].values())
         for t in truth
