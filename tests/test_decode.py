@@ -25,10 +25,11 @@ def decoder():
 
 @pytest.fixture
 def decoded(decoder):
-    """The decoder's verdict on a record (a dict, or text as it came), with its samples as Python objects."""
+    """The decoder's verdict on a record (a dict, or text as it came), with its samples as Python objects. The job
+    hands the decoder a record's bytes, read in one flat pass when Telegraf wrote them, else as text with every
+    check: both readings must give the same verdict."""
 
-    def decode(record, arrival=NOW):
-        d = decoder.decode(record if isinstance(record, str) else json.dumps(record), arrival)
+    def verdict(d):
         samples = [
             SimpleNamespace(**{name: get_field(s, name) for name in ("metric", "kind", "unit", "bucket", "num", "den")})
             for s in get_field(d, "samples")
@@ -42,6 +43,13 @@ def decoded(decoder):
             n_unknown=get_field(d, "nUnknown"),
             unknown_fields=list(get_field(d, "unknownFields")),
         )
+
+    def decode(record, arrival=NOW):
+        text = record if isinstance(record, str) else json.dumps(record)
+        as_text = verdict(decoder.decode(text, arrival))
+        as_bytes = verdict(decoder.decode(text.encode("utf-8", "surrogatepass"), arrival))
+        assert as_bytes == as_text, text[:300]
+        return as_text
 
     return decode
 
@@ -217,3 +225,11 @@ def test_a_dead_letter_carries_the_first_100000_characters_of_its_payload():
     payload, detail = cut("x" * 99_999 + "\U0001f600" * 10, "why")  # not between the halves of a surrogate pair
     assert (len(payload), detail) == (99_999, "why; payload cut to its first 99,999 of 100,019 characters")
     assert list(cut(None, "")) == [None, ""]
+
+
+def test_bytes_that_are_not_utf8_in_a_tag_are_read_as_replacement_characters(decoder):
+    """The job hands the decoder a record's bytes: a tag's bytes that are not UTF-8 come out as U+FFFD, as they
+    would from the record's text."""
+    record = json.dumps(win_disk(Disk_Reads_persec=1)).encode().replace(b'"host": "h"', b'"host": "h\xff\xfe"')
+    d = decoder.decode(record, NOW)
+    assert (get_field(d, "outcome"), list(get_field(d, "entity"))[:2]) == (DECODED, ["s", "h\ufffd\ufffd"])

@@ -12,8 +12,9 @@ EMIT_EVERY = "INTERVAL '5' SECOND"  # how often the counts of the records proces
 
 
 def raw_metrics(kafka_options: str) -> str:
-    """`telemetry.metrics` as raw text, so that a record that is not even JSON can still be dead-lettered,
-    with its Kafka key (the source), by which the records are partitioned. Arrival is the broker's append
+    """`telemetry.metrics` as raw bytes (the function parses them as they are, UTF-8), so that a record that
+    is not even JSON can still be dead-lettered, with its Kafka key (the source), by which the records are
+    partitioned. Arrival is the broker's append
     time (the topic uses LogAppendTime): every record has one. `read_at` is when the job read the record
     (ingestion time), and its watermark only paces a bounded run's accounting. The watermark trails it by
     a second, because the function drops a row whose time is not after the watermark, and rows read in
@@ -21,7 +22,7 @@ def raw_metrics(kafka_options: str) -> str:
     return f"""
     CREATE TABLE raw_metrics (
         kafka_key STRING,
-        payload STRING,
+        payload BYTES,
         kafka_topic STRING METADATA FROM 'topic' VIRTUAL,
         kafka_partition INT METADATA FROM 'partition' VIRTUAL,
         kafka_offset BIGINT METADATA FROM 'offset' VIRTUAL,

@@ -1,6 +1,7 @@
 package io.sanlens.normalize;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -37,6 +38,9 @@ public final class Catalog {
         final String[] entityTags; // per entity key, the tag that holds it
         final String byTag; // the tag whose value selects the field, or null
         final Map<String, Field> fields = new LinkedHashMap<>(); // in the catalog's order
+        final String[] keys; // the fields' keys (what a byTag selects), in the catalog's order
+        final Field[] ordered; // ... and the fields
+        final Map<String, int[]> bySource = new HashMap<>(); // a record's field -> where in `ordered` it is used
 
         Measurement(JsonNode m, List<String> entityKeys) {
             entityTags = new String[entityKeys.size()];
@@ -46,6 +50,14 @@ public final class Catalog {
             }
             byTag = m.get("by_tag").isNull() ? null : m.get("by_tag").asText();
             m.get("fields").fields().forEachRemaining(e -> fields.put(e.getKey(), new Field(e.getValue())));
+            keys = fields.keySet().toArray(new String[0]);
+            ordered = fields.values().toArray(new Field[0]);
+            for (int i = 0; i < ordered.length; i++) {
+                int[] at = bySource.get(ordered[i].source);
+                at = at == null ? new int[] {i} : Arrays.copyOf(at, at.length + 1);
+                at[at.length - 1] = i;
+                bySource.put(ordered[i].source, at);
+            }
             // the state keeps a metric as its name's hash (LastSamples): two of one measurement must differ
             Map<Integer, String> hashes = new HashMap<>();
             for (Field f : fields.values()) {

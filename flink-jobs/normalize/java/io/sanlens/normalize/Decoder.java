@@ -1,36 +1,25 @@
 package io.sanlens.normalize;
 
+import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.MathContext;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.Iterator;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 
-import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.json.JsonReadFeature;
-import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.DeserializationFeature;
-import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
-import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
-import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.json.JsonMapper;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.JsonToken;
 
 /**
- * Decoding one raw Telegraf JSON record into typed samples, against the catalog. Stateless: everything
- * stateful (deltas, resets, duplicates) is Pairing's, per series. A record is refused as a whole
+ * Decoding one raw Telegraf JSON record into typed samples, against the catalog. Nothing is kept from one record
+ * to the next (deltas, resets, duplicates are Pairing's, per series), but the buffers are reused: a decoder per
+ * thread. A record is refused as a whole
  * (a reason and a detail for the dead-letter topic) or decoded into one sample per catalogued field,
  * plus the names of the fields the catalog does not know (counted as dropped samples).
  */
 public final class Decoder {
-    // NaN and Infinity parse, so that they are refused as non-finite values rather than as broken JSON. A name
-    // twice in one object is refused: which of its values counts is a guess (Jackson keeps the last).
-    private static final ObjectMapper JSON = JsonMapper.builder()
-            .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY)
-            .build();
-    private static final String[] REQUIRED = {"name", "timestamp", "fields", "tags"};
     /**
      * The longest tag name or value taken: an entity's value travels in each of the record's samples, escaped as
      * JSON (up to six bytes a character), and a sample must stay well under the sinks' 1 MiB request size.
@@ -38,6 +27,9 @@ public final class Decoder {
     static final int MAX_TAG = 4096;
 
     private final Catalog catalog;
+    private final RawRecord raw = new RawRecord();
+    private int[] at = new int[64];
+    private boolean[] used = new boolean[64];
 
     public Decoder(Catalog catalog) {
         this.catalog = catalog;
@@ -55,9 +47,39 @@ public final class Decoder {
         }
     }
 
-    public Decoded decode(String payload, long arrivalMs) {
+    /**
+     * A record as Kafka holds it, UTF-8. Read from its bytes when it is flat, as Telegraf writes it; any other (not
+     * JSON, not UTF-8, with nested values or a name twice) is decoded again from its text, whose reading has every
+     * check (bytes that are not UTF-8 are read as U+FFFD there, as a tag may have them).
+     */
+    public Decoded decode(byte[] payload, long arrivalMs) {
+        if (payload == null) return decode((String) null, arrivalMs);
         try {
-            return decodeOrRefuse(payload, arrivalMs);
+            raw.readFlat(payload);
+        } catch (IOException e) {
+            return decode(new String(payload, StandardCharsets.UTF_8), arrivalMs);
+        }
+        if (raw.root == null) return decode(new String(payload, StandardCharsets.UTF_8), arrivalMs);
+        return judged(arrivalMs);
+    }
+
+    public Decoded decode(String payload, long arrivalMs) {
+        if (payload == null || payload.isBlank()) return new Decoded("empty message", "");
+        try {
+            raw.read(payload);
+        } catch (RawRecord.TrailingToken e) {
+            return new Decoded("not JSON", truncate(e.getMessage(), 120));
+        } catch (IOException e) {
+            String message = e.getMessage().split("\\n")[0];
+            if (message.startsWith("Duplicate field ")) return new Decoded("duplicate key", truncate(message, 120));
+            return new Decoded("not JSON", truncate(message, 120));
+        }
+        return judged(arrivalMs);
+    }
+
+    private Decoded judged(long arrivalMs) {
+        try {
+            return judge(arrivalMs);
         } catch (Refused r) {
             return new Decoded(r.reason, r.detail);
         }
@@ -76,34 +98,22 @@ public final class Decoder {
         return ts / 1_000_000;
     }
 
-    private Decoded decodeOrRefuse(String payload, long arrivalMs) throws Refused {
-        if (payload == null || payload.isBlank()) throw new Refused("empty message", "");
-        JsonNode record;
-        try {
-            record = JSON.readTree(payload);
-        } catch (Exception e) {
-            String message = e.getMessage().split("\n")[0];
-            if (message.startsWith("Duplicate field ")) {
-                throw new Refused("duplicate key", truncate(message.split(" for `", 2)[0], 120));
-            }
-            throw new Refused("not JSON", truncate(message, 120));
+    /** The record just read, refused or decoded. */
+    private Decoded judge(long arrivalMs) throws Refused {
+        RawRecord r = raw;
+        if (r.root != JsonToken.START_OBJECT) throw new Refused("not a JSON object", RawRecord.Type.of(r.root).text());
+        if (r.name == RawRecord.Kind.MISSING) throw new Refused("missing field", "name");
+        if (r.timestamp == RawRecord.Kind.MISSING) throw new Refused("missing field", "timestamp");
+        if (r.fields == RawRecord.Kind.MISSING) throw new Refused("missing field", "fields");
+        if (r.tags == RawRecord.Kind.MISSING) throw new Refused("missing field", "tags");
+        if (r.fields == RawRecord.Kind.WRONG) throw new Refused("missing field", "fields (empty or not an object)");
+        if (r.tags == RawRecord.Kind.WRONG) throw new Refused("missing field", "tags (not an object)");
+        Catalog.Measurement measurement = catalog.measurements.get(r.nameText);
+        if (measurement == null) throw new Refused("unknown measurement", truncate(r.nameText, 80));
+        if (r.tsJson != null) {
+            throw new Refused("bad timestamp", truncate(r.tsJson, 40) + " is not an integer (s, ms, us or ns since the epoch)");
         }
-        if (record == null || !record.isObject()) {
-            throw new Refused("not a JSON object", record == null ? "empty" : record.getNodeType().name().toLowerCase());
-        }
-        for (String key : REQUIRED) {
-            if (!record.hasNonNull(key)) throw new Refused("missing field", key);
-        }
-        JsonNode fields = record.get("fields"), tagsNode = record.get("tags"), ts = record.get("timestamp");
-        if (!fields.isObject() || fields.isEmpty()) throw new Refused("missing field", "fields (empty or not an object)");
-        if (!tagsNode.isObject()) throw new Refused("missing field", "tags (not an object)");
-        String name = record.get("name").isTextual() ? record.get("name").asText() : record.get("name").toString();
-        Catalog.Measurement measurement = catalog.measurements.get(name);
-        if (measurement == null) throw new Refused("unknown measurement", truncate(name, 80));
-        if (!ts.isIntegralNumber() || !ts.canConvertToLong()) {
-            throw new Refused("bad timestamp", truncate(ts.toString(), 40) + " is not an integer (s, ms, us or ns since the epoch)");
-        }
-        long tsMs = epochMs(ts.asLong());
+        long tsMs = epochMs(r.ts);
         if (tsMs > arrivalMs + catalog.futureMs) {
             throw new Refused("timestamp in the future", String.format("%.0f s ahead of arrival", (tsMs - arrivalMs) / 1000.0));
         }
@@ -111,54 +121,60 @@ public final class Decoder {
             throw new Refused("timestamp too old", String.format("%.1f days before arrival", (arrivalMs - tsMs) / 86_400_000.0));
         }
         Map<String, String> tags = new TreeMap<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = tagsNode.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> tag = it.next();
-            String key = tag.getKey();
-            if (!tag.getValue().isTextual()) {
-                String type = tag.getValue().getNodeType().name().toLowerCase();
-                throw new Refused("bad tag", truncate(key, 80) + " is " + type + ", not a string");
-            }
-            if (key.length() > MAX_TAG || tag.getValue().asText().length() > MAX_TAG) {
+        for (int i = 0; i < r.nTags; i++) {
+            String key = r.tagKeys[i], value = r.tagValues[i];
+            if (value == null) throw new Refused("bad tag", truncate(key, 80) + " is " + r.tagTypes[i].text() + ", not a string");
+            if (key.length() > MAX_TAG || value.length() > MAX_TAG) {
                 throw new Refused("bad tag", truncate(key, 80) + ": longer than " + MAX_TAG + " characters");
             }
-            tags.put(key, tag.getValue().asText());
+            tags.put(key, value);
         }
-        return samples(name, tsMs, fields, tags, measurement);
+        return samples(r.nameText, tsMs, tags, measurement);
     }
 
-    private Decoded samples(String name, long tsMs, JsonNode fields, Map<String, String> tags, Catalog.Measurement m)
-            throws Refused {
+    private Decoded samples(String name, long tsMs, Map<String, String> tags, Catalog.Measurement m) throws Refused {
+        RawRecord r = raw;
         StringBuilder series = new StringBuilder(name);
         tags.forEach((k, v) -> series.append('|').append(k).append('=').append(v));
         String[] entity = new String[m.entityTags.length];
         for (int i = 0; i < entity.length; i++) entity[i] = tags.getOrDefault(m.entityTags[i], "");
         String selector = m.byTag == null ? null : tags.getOrDefault(m.byTag, "");
-        List<Sample> samples = new ArrayList<>(m.fields.size());
-        Set<String> used = new HashSet<>();
-        for (Map.Entry<String, Catalog.Field> e : m.fields.entrySet()) {
-            Catalog.Field spec = e.getValue();
-            if ((selector != null && !e.getKey().equals(selector)) || !fields.has(spec.source)) continue;
-            double value = number(spec.source, fields.get(spec.source));
+        // where in the record each catalogued field's source is (-1: not in it)
+        if (at.length < m.ordered.length) at = new int[m.ordered.length];
+        Arrays.fill(at, 0, m.ordered.length, -1);
+        for (int i = 0; i < r.nFields; i++) {
+            int[] uses = m.bySource.get(r.fieldNames[i]);
+            if (uses != null) {
+                for (int u : uses) at[u] = i;
+            }
+        }
+        if (used.length < r.nFields) used = new boolean[r.fieldNames.length];
+        Arrays.fill(used, 0, r.nFields, false);
+        List<Sample> samples = new ArrayList<>(m.ordered.length);
+        for (int k = 0; k < m.ordered.length; k++) {
+            Catalog.Field spec = m.ordered[k];
+            int i = at[k];
+            if ((selector != null && !m.keys[k].equals(selector)) || i < 0) continue;
+            double value = number(spec.source, r, i);
             if (value < spec.lo) throw new Refused("negative value", spec.source + " = " + g(value));
             if (value > spec.hi) throw new Refused("beyond physical bounds", spec.source + " = " + g(value) + " > " + g(spec.hi));
             Double den = null;
             if (spec.kind.equals("ratio")) {
-                if (!fields.has(spec.per)) throw new Refused("missing field", spec.per + " (needed for " + spec.source + ")");
-                den = number(spec.per, fields.get(spec.per));
+                int per = r.field(spec.per);
+                if (per < 0) throw new Refused("missing field", spec.per + " (needed for " + spec.source + ")");
+                den = number(spec.per, r, per);
             }
             samples.add(new Sample(spec.metric, spec.kind, spec.unit, spec.bucket, value * spec.scale, den));
-            used.add(spec.source);
+            used[i] = true;
         }
-        List<String> unknown = new ArrayList<>();
-        fields.fieldNames().forEachRemaining(f -> {
-            if (!used.contains(f)) unknown.add(name + "." + f);
-        });
-        return new Decoded(series.toString(), tsMs, entity, samples, unknown);
+        return new Decoded(series.toString(), tsMs, entity, samples, r.unused(used, name));
     }
 
-    private static double number(String name, JsonNode value) throws Refused {
-        if (!value.isNumber()) throw new Refused("non-numeric value", name + " = " + truncate(value.toString(), 80));
-        double v = value.asDouble();
+    private static double number(String name, RawRecord r, int i) throws Refused {
+        if (r.fieldOthers[i] != null) {
+            throw new Refused("non-numeric value", name + " = " + truncate(r.fieldOthers[i].toString(), 80));
+        }
+        double v = r.fieldValues[i];
         if (Double.isNaN(v)) throw new Refused("non-finite value", name + " = nan");
         if (Double.isInfinite(v)) throw new Refused("non-finite value", name + " = " + (v > 0 ? "inf" : "-inf"));
         return v;

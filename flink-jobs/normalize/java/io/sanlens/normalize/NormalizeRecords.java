@@ -1,5 +1,6 @@
 package io.sanlens.normalize;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -74,14 +75,15 @@ public final class NormalizeRecords extends ProcessTableFunction<Row> {
         Instant arrival = record.getFieldAs("arrival");
         long arrivalS = Math.floorDiv(arrival.toEpochMilli(), 1000);
         String key = record.getFieldAs("kafka_key");
+        byte[] payload = record.getFieldAs("payload");
         Decoded d = key != null && key.length() > MAX_KEY
                 ? new Decoded("bad key", "longer than " + MAX_KEY + " characters")
-                : decoder.decode(record.getFieldAs("payload"), arrivalS * 1000);
+                : decoder.decode(payload, arrivalS * 1000);
         String site = d.site();
         count(site, arrival, arrivalS, "records", "in", "", 1);
         if (d.outcome.equals(Decoded.DEAD)) {
             count(site, arrival, arrivalS, "records", "deadletter", d.reason, 1);
-            String[] letter = deadLetter(record.getFieldAs("payload"), d.detail);
+            String[] letter = deadLetter(payload == null ? null : new String(payload, StandardCharsets.UTF_8), d.detail);
             collect(Row.of("dead", null, site, arrival, arrivalS, null, null, d.reason, letter[1], null,
                     record.getFieldAs("kafka_topic"), record.getFieldAs("kafka_partition"), record.getFieldAs("kafka_offset"),
                     letter[0]));
