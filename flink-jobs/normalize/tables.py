@@ -92,16 +92,26 @@ INSERT_DEADLETTERS = """
     FROM normalized WHERE kind = 'dead'"""
 
 # Every record in is counted once as out or dead-lettered; every sample decoded is counted once as
-# out or dropped with its reason, in the 10 s window of the record's arrival. The counts are emitted
-# every few seconds as increments (the loader adds them up), tumbling on the time the job read the
-# record, so a record is counted whenever it is processed, however long its partition was held back:
-# nothing is late. A live job tumbles on processing time, which the clock fires even when no record
-# follows; a bounded run (a backfill) on `read_at` (the function's `rowtime`), whose final watermark
-# flushes the last counts at the end of input, where processing-time windows are dropped unfired.
-# A record's own counts (in, and out or dead-lettered) always land in the same window.
+# out or dropped with its reason, in the 10 s window of the record's arrival. The function's count row of a
+# record (out or dead-lettered, samples in, out and dropped for a reason) becomes the accounting's rows here,
+# one per count that is not zero. The counts are emitted every few seconds as increments (the loader adds them
+# up), tumbling on the time the job read the record, so a record is counted whenever it is processed, however
+# long its partition was held back: nothing is late. A live job tumbles on processing time, which the clock
+# fires even when no record follows; a bounded run (a backfill) on `read_at` (the function's `rowtime`), whose
+# final watermark flushes the last counts at the end of input, where processing-time windows are dropped
+# unfired. A record's own counts (in, and out or dead-lettered) always land in the same window.
 OUTCOMES = f"""
-    SELECT {{read_time}} AS pt, arrival_s - MOD(arrival_s, {WINDOW_S}) AS window_s, site, unit, outcome, reason, n
-    FROM normalized WHERE kind = 'count'"""
+    SELECT {{read_time}} AS pt, arrival_s - MOD(arrival_s, {WINDOW_S}) AS window_s, site, c.unit, c.outcome,
+           c.reason, c.n
+    FROM normalized CROSS JOIN UNNEST(ARRAY[
+        ROW(CAST('records' AS STRING), CAST('in' AS STRING), CAST('' AS STRING), records_out + records_dead),
+        ROW(CAST('records' AS STRING), CAST('out' AS STRING), CAST('' AS STRING), records_out),
+        ROW(CAST('records' AS STRING), CAST('deadletter' AS STRING), reason, records_dead),
+        ROW(CAST('samples' AS STRING), CAST('in' AS STRING), CAST('' AS STRING), samples_in),
+        ROW(CAST('samples' AS STRING), CAST('out' AS STRING), CAST('' AS STRING), samples_out),
+        ROW(CAST('samples' AS STRING), CAST('dropped' AS STRING), reason, dropped)
+    ]) AS c(unit, outcome, reason, n)
+    WHERE kind = 'count' AND c.n > 0"""
 
 
 # Registered as Table objects (job.py), so the plan holds one copy of the function for all three

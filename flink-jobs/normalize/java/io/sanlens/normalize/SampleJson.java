@@ -22,14 +22,18 @@ public final class SampleJson {
     private int samples;
 
     public SampleJson(List<String> entityKeys, long tsMs, String[] entity, long arrivalMs) {
-        Formatted[] times = FORMATTED.get();
-        text.append("{\"ts\":\"").append(times[0].of(tsMs)).append('"');
+        this(entityKeys, new Times(), tsMs, entity, arrivalMs);
+    }
+
+    /** `times`: the writer's last formatted times, kept by the caller from one record to the next. */
+    public SampleJson(List<String> entityKeys, Times times, long tsMs, String[] entity, long arrivalMs) {
+        text.append("{\"ts\":\"").append(times.ts.of(tsMs)).append('"');
         for (int i = 0; i < entity.length; i++) {
             text.append(",\"").append(entityKeys.get(i)).append("\":\"");
             quote(entity[i], text);
             text.append('"');
         }
-        text.append(",\"arrived_at\":\"").append(times[1].of(arrivalMs)).append("\",\"samples\":[");
+        text.append(",\"arrived_at\":\"").append(times.arrival.of(arrivalMs)).append("\",\"samples\":[");
     }
 
     public SampleJson add(String metric, double value, String unit, int bucket) {
@@ -71,9 +75,13 @@ public final class SampleJson {
     }
 
     /**
-     * A time as last formatted, per thread and role: the records of one poll share their time, and the records
-     * read together their arrival (formatting was 4 % of the job's CPU at 1,000 arrays).
+     * The times a writer formatted last: the records of one poll share their time, and the records read together
+     * their arrival (formatting was 4 % of the job's CPU at 1,000 arrays).
      */
+    public static final class Times {
+        final Formatted ts = new Formatted(), arrival = new Formatted();
+    }
+
     private static final class Formatted {
         long ms = Long.MIN_VALUE;
         String text;
@@ -86,9 +94,6 @@ public final class SampleJson {
             return text;
         }
     }
-
-    private static final ThreadLocal<Formatted[]> FORMATTED =
-            ThreadLocal.withInitial(() -> new Formatted[] {new Formatted(), new Formatted()});
 
     static String iso(long epochMs) {
         return TimeFormats.ISO8601_TIMESTAMP_WITH_LOCAL_TIMEZONE_FORMAT.format(
