@@ -49,18 +49,13 @@ TAIL = 16
 
 
 def _reachable_ends(consumer: Consumer, partitions: list[TopicPartition]) -> dict[tuple[str, int], int]:
-    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "log_level": 0})
-    committed_only = IsolationLevel.READ_COMMITTED
-    stable_ends, starts = (
-        admin.list_offsets({tp: spec for tp in partitions}, isolation_level=committed_only, request_timeout=5)
-        for spec in (OffsetSpec.latest(), OffsetSpec.earliest())
-    )
-    ends, tails = {}, []
-    for tp, future in stable_ends.items():
-        stable, low = future.result().offset, starts[tp].result().offset
-        ends[tp.topic, tp.partition] = stable
-        if stable > low:
-            tails.append(TopicPartition(tp.topic, tp.partition, max(low, stable - TAIL)))
+    ends = _list_offsets(partitions, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED)
+    starts = _list_offsets(partitions, OffsetSpec.earliest(), IsolationLevel.READ_COMMITTED)
+    tails = [
+        TopicPartition(topic, partition, max(starts[topic, partition], stable - TAIL))
+        for (topic, partition), stable in ends.items()
+        if stable > starts[topic, partition]
+    ]
     if not tails:
         return ends
     last = {(tp.topic, tp.partition): tp.offset - 1 for tp in tails}  # no record in the tail: its start
@@ -114,8 +109,13 @@ def _ends(topics: list[str], isolation: IsolationLevel) -> dict[tuple[str, int],
         partitions = _partitions(consumer, topics)
     finally:
         consumer.close()
+    return _list_offsets(partitions, OffsetSpec.latest(), isolation)
+
+
+def _list_offsets(partitions: list[TopicPartition], spec: OffsetSpec, isolation: IsolationLevel) -> dict:
+    """(topic, partition) -> its offset as `spec` (latest, earliest) finds it for a reader of `isolation`."""
     admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "log_level": 0})
-    futures = admin.list_offsets({tp: OffsetSpec.latest() for tp in partitions}, isolation_level=isolation)
+    futures = admin.list_offsets({tp: spec for tp in partitions}, isolation_level=isolation, request_timeout=5)
     return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
 
 

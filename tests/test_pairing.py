@@ -77,6 +77,23 @@ def test_a_record_series_keeps_the_last_sample_of_each_of_its_series(java):
     last.set(last.indexOf(plain, 2), plain, 3_000)
     assert java.LastSamples.of(last.bytes(7), 7, 0).indexOf(plain, 0) == 2
     assert java.LastSamples.of(None, 7, 4).indexOf(a, 0) == -1
+    # kept as bytes: each series' own time and denominator come back, whichever series has them
+    again = java.LastSamples.of(last.bytes(7), 7, 0)
+    assert [[get_field(again.previous(i), f) for f in ("tsMs", "num", "den")] for i in range(3)] == [
+        [1_000, 10.0, None],
+        [2_000, 30.0, 5.0],
+        [3_000, 7.0, None],
+    ]
+
+
+def test_a_histogram_record_series_is_kept_in_15_bytes_a_bucket(java):
+    """The state's size is what every checkpoint copies: the buckets of a record share their time and have no
+    denominator, so a bucket is its metric, bucket, a flag and its count."""
+    last = java.LastSamples()
+    for bucket in range(64):
+        s = java.Sample("volume.write_hist", "histogram", "1", bucket, float(bucket), None)
+        last.set(-1, s, 1_000)
+    assert len(last.bytes(7)) == 4 + 8 + 64 * 15
 
 
 def test_a_record_series_under_another_s_key_starts_afresh(java):

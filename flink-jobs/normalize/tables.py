@@ -81,7 +81,7 @@ def sinks(kafka_sink: Callable[[str, str], str]) -> list[str]:
 # series give one baseline each), where the old layout would fail the restore.
 NORMALIZED = """
     SELECT * FROM normalize_records(input => TABLE raw_metrics PARTITION BY kafka_key{on_time},
-                                    uid => 'normalize-records-4')"""
+                                    uid => 'normalize-records-5')"""
 
 INSERT_SAMPLES = """
     INSERT INTO samples SELECT kafka_key, sample FROM normalized WHERE kind = 'sample'"""
