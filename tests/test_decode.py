@@ -233,3 +233,25 @@ def test_bytes_that_are_not_utf8_in_a_tag_are_read_as_replacement_characters(dec
     record = json.dumps(win_disk(Disk_Reads_persec=1)).encode().replace(b'"host": "h"', b'"host": "h\xff\xfe"')
     d = decoder.decode(record, NOW)
     assert (get_field(d, "outcome"), list(get_field(d, "entity"))[:2]) == (DECODED, ["s", "h\ufffd\ufffd"])
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [b"\xff", b"\xc3\x28", b"\x80", b"\xc0\xaf", b"\xed\xa0\x80", b"\xed\xa0\x80\xed\xb0\x80", b"\xf4\x90\x80\x80"],
+)
+@pytest.mark.parametrize("where", ["name", "tag"])
+def test_a_record_with_bytes_that_are_not_utf8_is_decoded_as_its_text_is(decoder, bad, where):
+    """Jackson reads an encoded surrogate or an overlong form as a character, which Java's decoder (and so the
+    record's text, and the dead letter) reads as U+FFFD: the job decodes such a record from its text. A name
+    with a lone surrogate made a dead letter the loader could not read."""
+    from pyflink.java_gateway import get_gateway
+
+    record = json.dumps(win_disk(Disk_Reads_persec=1)).encode()
+    record = record.replace(b'"win_disk"', b'"win_disk@"') if where == "name" else record.replace(b'"h"', b'"h@"')
+    record = record.replace(b"@", bad)
+    text = get_gateway().jvm.java.lang.String(record, "UTF-8")
+    as_bytes, as_text = decoder.decode(record, NOW), decoder.decode(text, NOW)
+    fields = ("outcome", "reason", "detail", "series")
+    assert [get_field(as_bytes, f) for f in fields] == [get_field(as_text, f) for f in fields]
+    assert list(get_field(as_bytes, "entity")) == list(get_field(as_text, "entity"))
+    assert get_field(as_bytes, "reason") == ("unknown measurement" if where == "name" else "")

@@ -13,11 +13,10 @@ import java.util.TreeMap;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.JsonToken;
 
 /**
- * Decoding one raw Telegraf JSON record into typed samples, against the catalog. Nothing is kept from one record
- * to the next (deltas, resets, duplicates are Pairing's, per series), but the buffers are reused: a decoder per
- * thread. A record is refused as a whole
- * (a reason and a detail for the dead-letter topic) or decoded into one sample per catalogued field,
- * plus the names of the fields the catalog does not know (counted as dropped samples).
+ * Decoding one raw Telegraf JSON record into typed samples, against the catalog. A record is refused as a whole
+ * (a reason and a detail for the dead-letter topic) or decoded into one sample per catalogued field, plus the
+ * names of the fields the catalog does not know (counted as dropped samples). Nothing is kept from one record to
+ * the next (deltas, resets, duplicates are Pairing's, per series), but its buffers are reused: a decoder a thread.
  */
 public final class Decoder {
     /**

@@ -23,8 +23,8 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
  * <p>Two ways to read: {@link #read} takes any text, with Jackson's duplicate detection in every object;
  * {@link #readFlat} takes only the shape Telegraf writes (an object of name, timestamp, tags and fields, no
  * value nested deeper) and checks names itself, which costs a fraction of Jackson's check (a hash set per object).
- * Anything else makes readFlat throw {@link NotFlat}: the caller reads that record again with read. Reused record
- * after record by one decoder: not thread-safe.
+ * Anything else, or bytes that are not well-formed UTF-8, makes readFlat throw {@link NotFlat}: the caller reads
+ * that record again, as text, with read. Reused record after record by one decoder: not thread-safe.
  */
 final class RawRecord {
     // NaN and Infinity parse, so that they are refused as non-finite values rather than as broken JSON.
@@ -103,10 +103,38 @@ final class RawRecord {
         read(STRICT.createParser(text));
     }
 
-    /** Reads `utf8` whole if it is a flat record (else NotFlat); a syntax error or trailing tokens throw. */
+    /**
+     * Reads `utf8` whole if it is a flat record in well-formed UTF-8 (else NotFlat); a syntax error or trailing
+     * tokens throw. Jackson decodes some bytes that are not UTF-8 (an encoded surrogate, an overlong form) into
+     * characters where Java's decoder, which reads the record's text, puts U+FFFD: such a record is read as text.
+     */
     void readFlat(byte[] utf8) throws IOException {
+        if (!wellFormed(utf8)) throw NotFlat.INSTANCE;
         flat = true;
         read(FLAT.createParser(utf8));
+    }
+
+    /** Whether `b` is well-formed UTF-8 (The Unicode Standard, table 3-7), as Java's decoder takes it whole. */
+    static boolean wellFormed(byte[] b) {
+        int n = b.length;
+        for (int i = 0; i < n; ) {
+            int c = b[i] & 0xff;
+            if (c < 0x80) {
+                i++;
+                continue;
+            }
+            int more = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : -1;
+            if (more < 0 || i + more >= n) return false;
+            int c1 = b[i + 1] & 0xff;
+            if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F)) {
+                return false; // overlong, a surrogate, beyond U+10FFFF
+            }
+            for (int k = 1; k <= more; k++) {
+                if ((b[i + k] & 0xC0) != 0x80) return false;
+            }
+            i += more + 1;
+        }
+        return true;
     }
 
     private void read(JsonParser parser) throws IOException {
