@@ -14,11 +14,10 @@ EMIT_EVERY = "INTERVAL '5' SECOND"  # how often the counts of the records proces
 def raw_metrics(kafka_options: str) -> str:
     """`telemetry.metrics` as raw bytes (the function parses them as they are, UTF-8), so that a record that
     is not even JSON can still be dead-lettered, with its Kafka key (the source), by which the records are
-    partitioned. Arrival is the broker's append
-    time (the topic uses LogAppendTime): every record has one. `read_at` is when the job read the record
-    (ingestion time), and its watermark only paces a bounded run's accounting. The watermark trails it by
-    a second, because the function drops a row whose time is not after the watermark, and rows read in
-    the same millisecond share a time. Samples wait for no watermark."""
+    partitioned. Arrival is the broker's append time (the topic uses LogAppendTime): every record has one.
+    `read_at` is when the job read the record (ingestion time), and its watermark only paces a bounded run's
+    accounting. The watermark trails it by a second, because the function drops a row whose time is not after
+    the watermark, and rows read in the same millisecond share a time. Samples wait for no watermark."""
     return f"""
     CREATE TABLE raw_metrics (
         kafka_key STRING,
