@@ -1,5 +1,5 @@
 """The loader delivers at least once and stays idempotent: a crash between insert and commit loses
-nothing and doubles nothing."""
+nothing and doubles nothing. A record's samples become a row each in ClickHouse."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import subprocess
 import sys
 import uuid
 
+import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from ingest.loader import loader
 from sanlensctl import config
 from tests.support import ROOT, wait_until
 
@@ -106,3 +108,49 @@ def test_a_message_clickhouse_refuses_is_dead_lettered_and_the_rest_loaded(stack
     finally:
         ch.command(f"DROP TABLE IF EXISTS {table}")
         admin.delete_topics([topic])
+
+
+def test_a_record_s_message_becomes_a_row_per_sample_through_clickhouse_s_view(ch):
+    """telemetry.samples: the loader inserts a record's message as it is, and the view of migration 0014 writes a
+    row per sample with the message's columns and Kafka position, none for a message without samples; a message
+    ClickHouse cannot read refuses the insert, for the loader to dead-letter."""
+    site = f"test-loader-{uuid.uuid4().hex[:8]}"
+    shared = {"ts": "2026-11-24T10:00:00.123Z", "site": site, "array": "a1", "volume": "v1"}
+    messages = [
+        {
+            **shared,
+            "arrived_at": "2026-11-24T10:00:01.5Z",
+            "samples": [
+                {"metric": "volume.reads", "value": 250, "unit": "1/s", "bucket": -1},
+                {"metric": "volume.write_service_time_hist", "value": 2.5, "unit": "ios", "bucket": 3},
+            ],
+            "kafka_partition": 1,
+            "kafka_offset": 4,
+            "not_a_column": 1,
+        },
+        {**shared, "samples": [], "kafka_partition": 1, "kafka_offset": 5},
+    ]
+
+    def insert(messages: list[dict]):
+        data = b"\n".join(json.dumps(m).encode() for m in messages)
+        into = loader.LOADED_THROUGH["sanlens.metrics"]
+        return ch.raw_insert(into, None, data, settings=loader.THROUGH_SETTINGS, fmt="JSONEachRow")
+
+    try:
+        insert(messages)
+        rows = ch.query(
+            "SELECT metric, value, unit, bucket, array, volume, host, toString(ts), toString(arrived_at), "
+            "kafka_partition, kafka_offset FROM sanlens.metrics WHERE site = {s:String} ORDER BY metric",
+            parameters={"s": site},
+        ).result_rows
+        times = ("2026-11-24 10:00:00.123", "2026-11-24 10:00:01.500")
+        assert rows == [
+            ("volume.reads", 250.0, "1/s", -1, "a1", "v1", "", *times, 1, 4),
+            ("volume.write_service_time_hist", 2.5, "ios", 3, "a1", "v1", "", *times, 1, 4),
+        ]
+        refused = {**messages[0], "samples": [{"metric": "m", "value": "not a number", "unit": "us", "bucket": -1}]}
+        with pytest.raises(Exception, match="Code:"):
+            insert([refused])
+        assert ch.command("SELECT count() FROM sanlens.metrics WHERE site = {s:String}", parameters={"s": site}) == 2
+    finally:
+        ch.command("DELETE FROM sanlens.metrics WHERE site = {s:String}", parameters={"s": site})

@@ -1,7 +1,7 @@
 """loader: the pipeline's output topics -> ClickHouse tables, in batches, at least once and idempotent.
 
 Each message is a JSON object whose keys are the target table's columns (a record's samples: the columns
-they share, and each sample's own in a list, NESTED_ROWS). The loader appends the
+they share, and each sample's own in a list, which ClickHouse unnests: LOADED_THROUGH). The loader appends the
 message's Kafka partition and offset (columns kafka_partition, kafka_offset), inserts the batch with
 clickhouse-connect, and only then commits the offsets in Kafka. On (re)assignment it resumes each
 partition after the highest offset the table already holds, so a batch inserted just before a crash
@@ -40,9 +40,13 @@ DEFAULT_ROUTES = {
     topics.SLO_WINDOWS: "sanlens.slo_windows",
     topics.SLO_ALERTS: "sanlens.slo_alerts",
 }
-# The tables whose messages carry several rows each, and the field that holds them (docs/contract.md).
-NESTED_ROWS = {"sanlens.metrics": "samples"}
+# Tables whose messages carry several rows each (docs/contract.md): the loader inserts the messages as they are
+# into a Null table of their shape, whose materialized view writes the rows (clickhouse/migrations/0014). The
+# table itself stays the offset store.
+LOADED_THROUGH = {"sanlens.metrics": "sanlens.metrics_messages"}
 INSERT_SETTINGS = {"date_time_input_format": "best_effort", "input_format_skip_unknown_fields": 1}
+# Parsed in one thread: half the CPU of parallel parsing for a batch of messages (docs/benchmarks.md).
+THROUGH_SETTINGS = {**INSERT_SETTINGS, "input_format_parallel_parsing": 0}
 
 
 def line(msg) -> bytes:
@@ -82,7 +86,7 @@ class Loader:
         # server time the last rollup started: rows loaded later are rolled up next
         self.rolled_up_since = rollups.last_refresh(self.ch) if self.rollup_every else None
         self.columns = {table: self._columns(table) for table in routes.values()}
-        self.arrow = {table: arrow.Target(cols, NESTED_ROWS.get(table)) for table, cols in self.columns.items()}
+        self.arrow = {table: arrow.Target(cols) for table, cols in self.columns.items() if table not in LOADED_THROUGH}
         self.consumer = Consumer(
             {
                 "bootstrap.servers": kafka,
@@ -150,7 +154,9 @@ class Loader:
             if time.monotonic() - last_report > 30:
                 busy = ", ".join(f"{what} {s:.0f} s" for what, s in spent.items())
                 elapsed = time.monotonic() - last_report
-                print(f"loaded {self.loaded} rows, {self.dead} dead letters; last {elapsed:.0f} s: {busy}", flush=True)
+                print(
+                    f"loaded {self.loaded} messages, {self.dead} dead letters; last {elapsed:.0f} s: {busy}", flush=True
+                )
                 last_report, spent = time.monotonic(), dict.fromkeys(spent, 0.0)
         self.consumer.close()
         self.producer.flush(10)
@@ -217,17 +223,17 @@ class Loader:
 
     def _insert(self, table: str, lines: list[bytes]) -> None:
         """Columnar when the batch parses as the table's Arrow schema; else as JSONEachRow, whose parser
-        is more lenient (best-effort dates) and names what it refuses."""
-        try:
-            rows = self.arrow[table].table(lines)
-            self.ch.insert_arrow(table, rows, settings=INSERT_SETTINGS)
-            self.loaded += rows.num_rows
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            if nested := NESTED_ROWS.get(table):
-                lines = [row for message in lines for row in arrow.unnest(message, nested)]
-            names = [name for name, _ in self.columns[table]]
-            self.ch.raw_insert(table, names, b"\n".join(lines), settings=INSERT_SETTINGS, fmt="JSONEachRow")
-            self.loaded += len(lines)
+        is more lenient (best-effort dates) and names what it refuses. A table loaded through another: its
+        messages as JSONEachRow, which ClickHouse parses faster than pyarrow does messages of that shape."""
+        if through := LOADED_THROUGH.get(table):
+            self.ch.raw_insert(through, None, b"\n".join(lines), settings=THROUGH_SETTINGS, fmt="JSONEachRow")
+        else:
+            try:
+                self.ch.insert_arrow(table, self.arrow[table].table(lines), settings=INSERT_SETTINGS)
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                names = [name for name, _ in self.columns[table]]
+                self.ch.raw_insert(table, names, b"\n".join(lines), settings=INSERT_SETTINGS, fmt="JSONEachRow")
+        self.loaded += len(lines)
         self.inserts += 1
 
     def _isolate(self, table: str, batch, dead: list) -> None:
