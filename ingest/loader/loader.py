@@ -45,7 +45,7 @@ DEFAULT_ROUTES = {
 # table itself stays the offset store.
 LOADED_THROUGH = {"sanlens.metrics": "sanlens.metrics_messages"}
 INSERT_SETTINGS = {"date_time_input_format": "best_effort", "input_format_skip_unknown_fields": 1}
-# Parsed in one thread: half the CPU of parallel parsing for a batch of messages (docs/benchmarks.md).
+# Parsed in one thread: two thirds of the CPU of parallel parsing for a batch of messages (docs/benchmarks.md).
 THROUGH_SETTINGS = {**INSERT_SETTINGS, "input_format_parallel_parsing": 0}
 
 
