@@ -99,6 +99,12 @@ def sample_json(gateway):
         (T + 10, TRICKY, T + 999, [("port.tx_credit_zero", 1e-5, "us/s", -1), ('q"m\\é😀', 2.0, "x\ny", 1)]),
         (T - 1, TRICKY, T, [("sql.batch_requests", 123456789.125, "1/s", -1)]),
         (0, PLAIN, 1, [("volume.reads", 1.5e21, "1/s", 0), ("volume.writes", 0.0, "1/s", -1)]),
+        (
+            T + 120,
+            PLAIN,
+            T + 50,
+            [("volume.reads", v, "1/s", -1) for v in (-0.0, -1.0, 9_999_999.0, 1e7, -9_999_999.0, -1e7, 2.0**53, 0.5)],
+        ),
     ],
 )
 def test_a_record_s_samples_are_written_as_flinks_json_format_writes_them(
@@ -115,3 +121,18 @@ def test_a_record_s_samples_are_written_as_flinks_json_format_writes_them(
 def test_times_are_utc_iso_8601_with_their_milliseconds_if_any(sample_json):
     first = json.loads(sample_json(T, PLAIN, T + 5, [("volume.reads", 1.0, "1/s", -1)]))
     assert first["ts"] == "2026-11-18T11:06:40Z" and first["arrived_at"] == "2026-11-18T11:06:40.005Z"
+
+
+def test_times_written_one_record_after_another_are_each_their_own(gateway, flink_json):
+    """The writer keeps the text of the second it formatted last, and writes the milliseconds itself."""
+    gw, sanlens = gateway
+    keys = ListConverter().convert(ENTITY_KEYS, gw._gateway_client)
+    entity = gw.new_array(gw.jvm.java.lang.String, len(PLAIN))
+    for i, e in enumerate(PLAIN):
+        entity[i] = e
+    times = getattr(sanlens.normalize, "SampleJson$Times")()
+    sample = ("volume.reads", 1.0, "1/s", -1)
+    for offset in (0, 1, 10, 100, 999, 1_000, 1_005, 1_050, 1_500, 1_120, 61_001, -1, -1_000, -999, 3_600_000):
+        ts, arrival = T + offset, T + 2 * offset + 7
+        message = sanlens.normalize.SampleJson(keys, times, ts, entity, arrival).add(*sample)
+        assert bytes(message.bytes()) == flink_json(ts, PLAIN, arrival, [sample]), offset

@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 from sanlensctl import config, db
@@ -44,7 +45,8 @@ events:
 """
 DELAYS = """
 SELECT count() AS n, quantile(0.5)(delay) AS p50, quantile(0.95)(delay) AS p95, max(delay)
-FROM (SELECT dateDiff('millisecond', {end}, loaded_at) / 1000 AS delay FROM sanlens.{table} WHERE site = {{s:String}})
+FROM (SELECT dateDiff('millisecond', {end}, loaded_at) / 1000 AS delay FROM sanlens.{table}
+      WHERE site = {{s:String}} AND {end} >= {{since:DateTime64(3)}})
 """
 # A sample's two legs: from its timestamp to Kafka (Telegraf: a host's agent pushes when its interval ends and
 # Telegraf flushes every second; an array or a switch waits for its next poll), and from Kafka to queryable.
@@ -54,7 +56,7 @@ SELECT if(metric LIKE 'volume.%' OR metric LIKE 'port.%', 'polled (arrays, switc
 FROM (
     SELECT metric, dateDiff('millisecond', ts, arrived_at) / 1000 AS to_kafka,
         dateDiff('millisecond', arrived_at, loaded_at) / 1000 AS to_table
-    FROM sanlens.metrics WHERE site = {s:String}
+    FROM sanlens.metrics WHERE site = {s:String} AND ts >= {since:DateTime64(3)}
 ) GROUP BY kind ORDER BY kind
 """
 TABLES = [  # (what, table, the time of its samples)
@@ -66,12 +68,25 @@ TABLES = [  # (what, table, the time of its samples)
 ]
 
 
-def print_delays(client, site: str) -> None:
-    """Per table, the site's rows: count, and p50, p95 and max from the time of their samples to queryable."""
+EVER = datetime.fromtimestamp(0, UTC)
+
+
+def print_delays(client, site: str, since: datetime = EVER) -> None:
+    """Per table, the site's rows of samples from `since` on: count, and p50, p95 and max from the time of their
+    samples to queryable."""
     print(f"{'rows':<48} {'count':>10} {'p50 s':>7} {'p95 s':>7} {'max s':>7}")
     for name, table, end in TABLES:
-        n, p50, p95, top = client.query(DELAYS.format(table=table, end=end), parameters={"s": site}).first_row
+        query = DELAYS.format(table=table, end=end)
+        n, p50, p95, top = client.query(query, parameters={"s": site, "since": since}).first_row
         print(f"{name:<48} {n:>10,} {p50:>7.1f} {p95:>7.1f} {top:>7.1f}")
+
+
+def print_legs(client, site: str, since: datetime = EVER) -> None:
+    """The site's samples from `since` on: p50 and p95 of their two legs, to Kafka and from Kafka to queryable."""
+    legs = f"{'to Kafka p50':>13} {'p95':>6} {'Kafka to table p50':>19} {'p95':>6}"
+    print(f"\n{'samples by leg':<32} {'count':>9} {legs}")
+    for kind, n, k50, k95, t50, t95 in client.query(LEGS, parameters={"s": site, "since": since}).result_rows:
+        print(f"{kind:<32} {n:>9,} {k50:>13.1f} {k95:>6.1f} {t50:>19.1f} {t95:>6.1f}")
 
 
 def main() -> int:
@@ -109,10 +124,7 @@ def main() -> int:
         f"{2 * hosts} volumes, every 10 s (site {site}); the demo took {took:.0f} s in all\n"
     )
     print_delays(client, site)
-    legs = f"{'to Kafka p50':>13} {'p95':>6} {'Kafka to table p50':>19} {'p95':>6}"
-    print(f"\n{'samples by leg':<32} {'count':>9} {legs}")
-    for kind, n, k50, k95, t50, t95 in client.query(LEGS, parameters={"s": site}).result_rows:
-        print(f"{kind:<32} {n:>9,} {k50:>13.1f} {k95:>6.1f} {t50:>19.1f} {t95:>6.1f}")
+    print_legs(client, site)
     return 0
 
 

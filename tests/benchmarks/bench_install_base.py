@@ -12,9 +12,14 @@ bench_freshness), and whether the stack kept up: the delays of the last minute a
 3. After the last interval: until every record is accounted for and every sample out is queryable (or
    `--timeout`), then the delays: of every sample, and of the analytics' rows queryable by then (jobs that fall
    behind have fewer, and the delays of those they have), and the CPU seconds each process of the stack spent
-   from the first interval on. The run's rows are deleted at the end.
+   from the first interval measured on. The run's rows are deleted at the end.
 
-    .sanlens/venv/bin/python -m tests.benchmarks.bench_install_base [--arrays 100] [--minutes 2] [--interval 10]
+With `--warmup W`, the same fleet plays W minutes before the measured ones, and only those are measured: the steady
+state of a stack that already carries the fleet (its JIT compiled, its series known), not a fresh stack's first
+minutes.
+
+    .sanlens/venv/bin/python -m tests.benchmarks.bench_install_base [--arrays 100] [--minutes 2] [--warmup 0]
+        [--interval 10]
 
 Needs `./sanlens up`. 1,000 arrays × 50 volumes send about 35,000 records and 550,000 samples a second at 10 s,
 a sixth of that at 60 s (Harvest's default poll).
@@ -40,7 +45,7 @@ from sanlensctl import config, db
 from tests.benchmarks.bench_backfill_cpu import cpu_by_process
 from tests.benchmarks.bench_common import copier, copy, fresh_topics, reader, require_stack
 from tests.benchmarks.bench_end_to_end import Progress
-from tests.benchmarks.bench_freshness import print_delays
+from tests.benchmarks.bench_freshness import print_delays, print_legs
 
 VOLUMES_PER_ARRAY = 50
 FLEET = """
@@ -101,11 +106,15 @@ def make_intervals(run_id: str, arrays: int, minutes: float, interval_s: int, to
     return start, [sent[0] - per_interval[0], per_interval[0], *per_interval]
 
 
-def play(source: str, start: float, phases: list[int], interval_s: int) -> float:
-    """Each phase's records from `source` into telemetry.metrics at start + interval × k; the CPU seconds it took."""
+def play(source: str, start: float, phases: list[int], interval_s: int, measured: int) -> tuple[float, dict]:
+    """Each phase's records from `source` into telemetry.metrics at start + interval × k; the CPU seconds the copy
+    took, and the CPU seconds of the stack's processes when phase `measured` is due."""
     consumer, producer, cpu0 = reader(source), copier(), time.process_time()
+    cpu_before = {}
     for k, count in enumerate(phases):
         due = start + k * interval_s
+        if k == measured:
+            cpu_before = cpu_by_process()
         if time.time() > due + 1:
             sys.exit(f"bench_install_base: error: interval {k} due {time.time() - due:.1f} s ago: the copy is behind")
         time.sleep(max(0.0, due - time.time()))
@@ -115,7 +124,7 @@ def play(source: str, start: float, phases: list[int], interval_s: int) -> float
             flush=True,
         )
     consumer.close()
-    return time.process_time() - cpu0
+    return time.process_time() - cpu0, cpu_before
 
 
 def settle(client, site: str, records: int, timeout_s: float) -> tuple[float, int]:
@@ -134,7 +143,8 @@ def settle(client, site: str, records: int, timeout_s: float) -> tuple[float, in
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arrays", type=int, default=100)
-    ap.add_argument("--minutes", type=float, default=2, help="minutes played (2)")
+    ap.add_argument("--minutes", type=float, default=2, help="minutes played and measured (2)")
+    ap.add_argument("--warmup", type=float, default=0, help="minutes of the same fleet played before, not measured (0)")
     ap.add_argument("--interval", type=int, default=10, help="seconds between two samples of a series (10)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds to wait after the last interval (1800)")
     args = ap.parse_args()
@@ -144,8 +154,10 @@ def main() -> int:
     admin = fresh_topics("bench_install_base", [NewTopic(held, 1, 1)])
     try:
         t0 = time.time()
-        print(f"making {args.minutes:g} min of {args.arrays} arrays' intervals into {held}", flush=True)
-        start, phases = make_intervals(run_id, args.arrays, args.minutes, args.interval, held)
+        print(f"making {args.warmup + args.minutes:g} min of {args.arrays} arrays' intervals into {held}", flush=True)
+        start, phases = make_intervals(run_id, args.arrays, args.warmup + args.minutes, args.interval, held)
+        measured = round(args.warmup * 60 / args.interval)  # the first phase measured
+        since = start + measured * args.interval
         records = sum(phases)
         print(
             f"{args.arrays} arrays × {VOLUMES_PER_ARRAY} volumes, {args.arrays * VOLUMES_PER_ARRAY // 2:,} hosts, "
@@ -154,8 +166,7 @@ def main() -> int:
             f"played from {start - time.time():.0f} s on",
             flush=True,
         )
-        cpu_before = cpu_by_process()
-        copy_cpu = play(held, start, phases, args.interval)
+        copy_cpu, cpu_before = play(held, start, phases, args.interval, measured)
         end = start + (len(phases) - 1) * args.interval
         after, decoded = settle(client, site, records, args.timeout)
         cpu = {name: spent - cpu_before.get(name, 0.0) for name, spent in cpu_by_process().items()}
@@ -164,19 +175,22 @@ def main() -> int:
             f"accounted for and every sample queryable {after:.0f} s after the last interval; the copy into Kafka "
             f"took {copy_cpu:.0f} CPU-s\n"
         )
-        print_delays(client, site)
+        if measured:
+            print(f"samples from {since - start:.0f} s on, after {args.warmup:g} min of warm-up:")
+        print_delays(client, site, datetime.fromtimestamp(since, UTC))
+        print_legs(client, site, datetime.fromtimestamp(since, UTC))
         first, last = client.query(
             DRIFT,
             parameters={
                 "s": site,
-                "first": datetime.fromtimestamp(start, UTC),
+                "first": datetime.fromtimestamp(since, UTC),
                 "last": datetime.fromtimestamp(end, UTC),
             },
         ).first_row
         print(f"\nsamples' p95 delay: {first:.1f} s in the first minute played, {last:.1f} s in the last")
         busiest = sorted(cpu.items(), key=lambda kv: -kv[1])
         spent = ", ".join(f"{name} {seconds:.0f}" for name, seconds in busiest)
-        print(f"CPU-s from the first interval to the last sample queryable: {spent}")
+        print(f"CPU-s from the first interval measured to the last sample queryable: {spent}")
         return 0
     finally:
         admin.delete_topics([held])
