@@ -92,13 +92,13 @@ INSERT_DEADLETTERS = """
 
 # Every record in is counted once as out or dead-lettered; every sample decoded is counted once as
 # out or dropped with its reason, in the 10 s window of the record's arrival. The function's count row of a
-# record (out or dead-lettered, samples in, out and dropped for a reason) is summed per window, site and reason,
-# and only the sums become the accounting's rows, one per count that is not zero: a row per record goes
-# through the shuffle, where the accounting's rows of each record were four (two fifths of the job's time at
-# 1,000 arrays). The counts are emitted every few seconds as increments (the loader adds them up), tumbling on
-# the time the job read the record, so a record is counted whenever it is processed, however long its
-# partition was held back: nothing is late. A live job tumbles on processing time, which the clock fires even
-# when no record follows; a bounded run (a backfill) on `read_at` (the function's `rowtime`), whose final
+# record (out or dead-lettered, samples in, out and dropped for a reason) is summed per window, site and
+# reason, and only the sums become the accounting's rows, one per count that is not zero: a row per record
+# goes through the shuffle, where the accounting's rows of each record were about four (a third of the job's
+# Java time at 1,000 arrays). The counts are emitted every few seconds as increments (the loader adds them up),
+# tumbling on the time the job read the record, so a record is counted whenever it is processed, however long
+# its partition was held back: nothing is late. A live job tumbles on processing time, which the clock fires
+# even when no record follows; a bounded run (a backfill) on `read_at` (the function's `rowtime`), whose final
 # watermark flushes the last counts at the end of input, where processing-time windows are dropped unfired. A
 # record's own counts (in, and out or dead-lettered) always land in the same window.
 COUNTS = f"""
