@@ -23,6 +23,7 @@ from typing import NamedTuple
 from clickhouse.client import connect
 
 BASE = "service_time_hist_10s"
+READS = (f"sanlens.{BASE}", "sanlens.topology")  # the tables a refresh reads, as the loader names them
 KEYS = "source, customer, site, array, array_model, firmware, volume, host, disk, host_port, direction, bucket"
 ARRAY_KEYS = "source, customer, site, array, array_model, firmware, direction, bucket"
 FLEET_KEYS = "array_model, firmware, direction, bucket"
