@@ -78,11 +78,15 @@ def sample_json(gateway):
     gw, sanlens = gateway
     keys = ListConverter().convert(ENTITY_KEYS, gw._gateway_client)
 
-    def write(ts_ms, entity, arrival_ms, samples):
+    def write(ts_ms, entity, arrival_ms, samples, times=None):
+        """`times`: a writer's cache of formatted seconds (SampleJson.Times) kept from the record before."""
         array = gw.new_array(gw.jvm.java.lang.String, len(entity))
         for i, e in enumerate(entity):
             array[i] = e
-        message = sanlens.normalize.SampleJson(keys, ts_ms, array, arrival_ms)
+        if times is None:
+            message = sanlens.normalize.SampleJson(keys, ts_ms, array, arrival_ms)
+        else:
+            message = sanlens.normalize.SampleJson(keys, times, ts_ms, array, arrival_ms)
         for metric, value, unit, bucket in samples:
             message.add(metric, value, unit, bucket)
         assert message.size() == len(samples)
@@ -123,16 +127,10 @@ def test_times_are_utc_iso_8601_with_their_milliseconds_if_any(sample_json):
     assert first["ts"] == "2026-11-18T11:06:40Z" and first["arrived_at"] == "2026-11-18T11:06:40.005Z"
 
 
-def test_times_written_one_record_after_another_are_each_their_own(gateway, flink_json):
+def test_times_written_one_record_after_another_are_each_their_own(gateway, sample_json, flink_json):
     """The writer keeps the text of the second it formatted last, and writes the milliseconds itself."""
-    gw, sanlens = gateway
-    keys = ListConverter().convert(ENTITY_KEYS, gw._gateway_client)
-    entity = gw.new_array(gw.jvm.java.lang.String, len(PLAIN))
-    for i, e in enumerate(PLAIN):
-        entity[i] = e
-    times = getattr(sanlens.normalize, "SampleJson$Times")()
+    times = getattr(gateway[1].normalize, "SampleJson$Times")()
     sample = ("volume.reads", 1.0, "1/s", -1)
     for offset in (0, 1, 10, 100, 999, 1_000, 1_005, 1_050, 1_500, 1_120, 61_001, -1, -1_000, -999, 3_600_000):
         ts, arrival = T + offset, T + 2 * offset + 7
-        message = sanlens.normalize.SampleJson(keys, times, ts, entity, arrival).add(*sample)
-        assert bytes(message.bytes()) == flink_json(ts, PLAIN, arrival, [sample]), offset
+        assert sample_json(ts, PLAIN, arrival, [sample], times) == flink_json(ts, PLAIN, arrival, [sample]), offset

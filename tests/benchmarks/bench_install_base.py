@@ -157,7 +157,7 @@ def main() -> int:
         print(f"making {args.warmup + args.minutes:g} min of {args.arrays} arrays' intervals into {held}", flush=True)
         start, phases = make_intervals(run_id, args.arrays, args.warmup + args.minutes, args.interval, held)
         measured = round(args.warmup * 60 / args.interval)  # the first phase measured
-        since = start + measured * args.interval
+        since = datetime.fromtimestamp(start + measured * args.interval, UTC)
         records = sum(phases)
         print(
             f"{args.arrays} arrays × {VOLUMES_PER_ARRAY} volumes, {args.arrays * VOLUMES_PER_ARRAY // 2:,} hosts, "
@@ -176,18 +176,18 @@ def main() -> int:
             f"took {copy_cpu:.0f} CPU-s\n"
         )
         if measured:
-            print(f"samples from {since - start:.0f} s on, after {args.warmup:g} min of warm-up:")
-        print_delays(client, site, datetime.fromtimestamp(since, UTC))
-        print_legs(client, site, datetime.fromtimestamp(since, UTC))
+            print(f"samples from {measured * args.interval} s on, after {args.warmup:g} min of warm-up:")
+        print_delays(client, site, since)
+        print_legs(client, site, since)
         first, last = client.query(
             DRIFT,
             parameters={
                 "s": site,
-                "first": datetime.fromtimestamp(since, UTC),
+                "first": since,
                 "last": datetime.fromtimestamp(end, UTC),
             },
         ).first_row
-        print(f"\nsamples' p95 delay: {first:.1f} s in the first minute played, {last:.1f} s in the last")
+        print(f"\nsamples' p95 delay: {first:.1f} s in the first minute measured, {last:.1f} s in the last")
         busiest = sorted(cpu.items(), key=lambda kv: -kv[1])
         spent = ", ".join(f"{name} {seconds:.0f}" for name, seconds in busiest)
         print(f"CPU-s from the first interval measured to the last sample queryable: {spent}")
