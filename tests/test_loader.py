@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from confluent_kafka import Producer
@@ -115,11 +116,12 @@ def test_a_record_s_message_becomes_a_row_per_sample_through_clickhouse_s_view(c
     row per sample with the message's columns and Kafka position, none for a message without samples; a message
     ClickHouse cannot read refuses the insert, for the loader to dead-letter."""
     site = f"test-loader-{uuid.uuid4().hex[:8]}"
-    shared = {"ts": "2026-11-24T10:00:00.123Z", "site": site, "array": "a1", "volume": "v1"}
+    day = (datetime.now(UTC) - timedelta(days=1)).date()  # within sanlens.metrics' TTL, which drops older rows
+    shared = {"ts": f"{day}T10:00:00.123Z", "site": site, "array": "a1", "volume": "v1"}
     messages = [
         {
             **shared,
-            "arrived_at": "2026-11-24T10:00:01.5Z",
+            "arrived_at": f"{day}T10:00:01.5Z",
             "samples": [
                 {"metric": "volume.reads", "value": 250, "unit": "1/s", "bucket": -1},
                 {"metric": "volume.write_service_time_hist", "value": 2.5, "unit": "ios", "bucket": 3},
@@ -143,7 +145,7 @@ def test_a_record_s_message_becomes_a_row_per_sample_through_clickhouse_s_view(c
             "kafka_partition, kafka_offset FROM sanlens.metrics WHERE site = {s:String} ORDER BY metric",
             parameters={"s": site},
         ).result_rows
-        times = ("2026-11-24 10:00:00.123", "2026-11-24 10:00:01.500")
+        times = (f"{day} 10:00:00.123", f"{day} 10:00:01.500")
         assert rows == [
             ("volume.reads", 250.0, "1/s", -1, "a1", "v1", "", *times, 1, 4),
             ("volume.write_service_time_hist", 2.5, "ios", 3, "a1", "v1", "", *times, 1, 4),

@@ -11,7 +11,10 @@ from datetime import UTC, datetime, timedelta
 
 from ingest.loader import rollups, spans
 
-T0 = datetime(2026, 11, 20, 10, 59, 0, tzinfo=UTC)
+# Yesterday's (an ended day: the day level takes it) and within the 10 s level's TTL of 7 days, which drops older
+# rows as they are inserted.
+YESTERDAY = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=1)
+T0 = YESTERDAY + timedelta(hours=10, minutes=59)
 LEVELS = [f"sanlens.{level.table}" for level in rollups.LEVELS if level is not rollups.FLEET]  # per array
 COLUMNS = [
     "window_start",
@@ -94,7 +97,7 @@ def test_the_fleet_level_sums_each_hour_over_arrays_and_replaces_whole_days(ch):
     replaced by another run (ingest/loader/spans.py) leaves nothing of the earlier one."""
     run = uuid.uuid4().hex[:6]
     model, site, a1, a2 = f"F-{run}", f"s-{run}", f"fleet-{run}-1", f"fleet-{run}-2"
-    midnight = datetime(2026, 11, 21, tzinfo=UTC)
+    midnight = YESTERDAY
     since = ch.command("SELECT now64(3)")
     ch.insert(
         "sanlens.topology",
