@@ -87,10 +87,11 @@ def free_port_range(count: int) -> int:
 
 
 # The analytics jobs (histograms, breakdown, tiering, burn_rates) get the CPU after the ingest path (Kafka,
-# normalize, the loader, ClickHouse): at 10 on nice(1)'s scale, about a tenth of it while the path has work to do,
-# all of it otherwise. A 200-array backfill is queryable 2 to 2.5 times sooner that way; the analytics finish in
-# about the same time as at equal priority, since they do the same work (docs/benchmarks.md). 0 turns it off.
-ANALYTICS_NICE = int(os.environ.get("SANLENS_ANALYTICS_NICE", "10"))
+# normalize, the loader, ClickHouse): at 19 on nice(1)'s scale, the four together about 3 % of it while the path
+# has work to do (at 10, about a fifth), all of it otherwise. A 200-array backfill is queryable 2 to 2.5 times
+# sooner that way; the analytics finish in about the same time as at equal priority, since they do the same work;
+# at 1,000 arrays every 10 s the samples keep up (docs/benchmarks.md). 0 turns it off.
+ANALYTICS_NICE = int(os.environ.get("SANLENS_ANALYTICS_NICE", "19"))
 
 
 def isolated_env(run: Path) -> dict[str, str]:

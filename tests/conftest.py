@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import types
 import uuid
 
@@ -11,6 +12,7 @@ import pytest
 
 from sanlensctl import config, db
 from tests.support import (
+    ROOT,
     Alertmanager,
     EmbeddedServer,
     assert_nothing_left,
@@ -28,9 +30,30 @@ STACK_FIXTURES = {"stack", "embedded", "isolated", "alertmanager"}
 
 
 def pytest_collection_modifyitems(items):
+    """Marks the tests that start real components, and runs the others first."""
     for item in items:
         if STACK_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.stack)
+    items.sort(key=lambda item: item.get_closest_marker("stack") is not None)  # stable: each group keeps its order
+
+
+def pytest_collection_finish(session):
+    """The session's stack starts in the background as soon as a test will need it, so that it comes up while
+    the tests that need none run (the `stack` fixture waits for it)."""
+    global starting
+    if any("stack" in item.fixturenames for item in session.items) and config.RUN.name.endswith("-test"):
+        script = f"{ROOT / 'sanlens'} down --purge && exec {ROOT / 'sanlens'} up"  # down: what a killed run left
+        starting = subprocess.Popen(["bash", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+starting: subprocess.Popen | None = None
+
+
+def pytest_sessionfinish(session):
+    """A stack started for tests that then did not run (a run stopped early) is stopped all the same."""
+    if starting and starting.returncode is None:
+        starting.communicate(timeout=900)
+        sanlens("down", "--purge")
 
 
 @pytest.fixture(scope="session")
@@ -40,9 +63,8 @@ def stack():
     end, and its data is deleted unless `./sanlens test --keep`. `up` and `down` are checked on it: every
     component healthy with nothing restarted; after every test, `down` leaves no process and no port."""
     assert config.RUN.name.endswith("-test"), "run the tests with ./sanlens test: they need a stack of their own"
-    sanlens("down", "--purge")  # whatever an earlier session left behind
-    out = sanlens("up", timeout=900)
-    assert out.returncode == 0, out.stdout + out.stderr
+    output, _ = starting.communicate(timeout=900)
+    assert starting.returncode == 0, output
     report = json.loads(sanlens("status", "--json").stdout)
     assert all(c["healthy"] and c["restarts"] == 0 and c["last_exit"] is None for c in report.values()), report
     yield report

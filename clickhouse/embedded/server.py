@@ -91,6 +91,9 @@ READ_RE = re.compile(
     r"^(?:\s|--[^\n]*(?:\n|$)|/\*(?:[^*]|\*(?!/))*\*/|\()*(?:SELECT|WITH|SHOW|DESCRIBE|DESC|EXISTS|EXPLAIN)\b", re.I
 )
 LIMIT_IN_SQL_RE = re.compile(r"\b(max_execution_time|max_memory_usage)\s*=\s*('[^']*'|[\w.]+)")
+# Background merges at nice 19 among the engine's threads: an insert or a query runs first, the merges take what is
+# left (at 1,000 arrays every 10 s, the samples' inserts kept up only so: docs/benchmarks.md).
+SERVER_SETTINGS = {"os_threads_nice_value_merge_mutate": 19}
 ERROR_RE = re.compile(r"Code: (\d+)\.")
 HTTP_STATUS = {
     62: 400,
@@ -281,8 +284,9 @@ class Engine:
         self.path, self.limits = path, limits
         self.tmp = os.path.join(path, ".http_inserts")
         os.makedirs(self.tmp, exist_ok=True)
-        # The first connection starts the engine: the server-wide memory limit is read then.
-        boot = chdb.connect(path + (f"?max_server_memory_usage={int(server_memory)}" if server_memory else ""))
+        # The first connection starts the engine: server settings are read then.
+        server = {**SERVER_SETTINGS, **({"max_server_memory_usage": int(server_memory)} if server_memory else {})}
+        boot = chdb.connect(path + "?" + "&".join(f"{k}={v}" for k, v in server.items()))
         self.write = Lane("writes", path, writers, limits.settings(write=True))
         self.read = Lane("reads", path, readers, limits.settings(write=False))
         boot.close()
