@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import types
 import uuid
@@ -42,7 +43,8 @@ def pytest_collection_finish(session):
     the tests that need none run (the `stack` fixture waits for it)."""
     global starting
     if any("stack" in item.fixturenames for item in session.items) and config.RUN.name.endswith("-test"):
-        script = f"{ROOT / 'sanlens'} down --purge && exec {ROOT / 'sanlens'} up"  # down: what a killed run left
+        launcher = shlex.quote(str(ROOT / "sanlens"))
+        script = f"{launcher} down --purge && exec {launcher} up"  # down: whatever a killed run left behind
         starting = subprocess.Popen(["bash", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

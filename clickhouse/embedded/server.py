@@ -92,7 +92,7 @@ READ_RE = re.compile(
 )
 LIMIT_IN_SQL_RE = re.compile(r"\b(max_execution_time|max_memory_usage)\s*=\s*('[^']*'|[\w.]+)")
 # Background merges at nice 19 among the engine's threads: an insert or a query runs first, the merges take what is
-# left (at 1,000 arrays every 10 s, the samples' inserts kept up only so: docs/benchmarks.md).
+# left (docs/benchmarks.md, "1,000 arrays keep up").
 SERVER_SETTINGS = {"os_threads_nice_value_merge_mutate": 19}
 ERROR_RE = re.compile(r"Code: (\d+)\.")
 HTTP_STATUS = {

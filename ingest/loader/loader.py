@@ -231,7 +231,7 @@ class Loader:
         rollups.refresh(ch, self.rolled_up_since)
         self.rolled_up_since = started
 
-    def prepare(self, messages) -> tuple[dict, list, dict]:
+    def prepare(self, messages) -> tuple[dict, dict]:
         """A batch read: per table its lines, the messages that are no JSON object (to dead-letter), the messages
         themselves (to insert one by one if ClickHouse refuses the batch); and per partition the offset to commit."""
         by_table, positions = defaultdict(lambda: ([], [], [])), {}
