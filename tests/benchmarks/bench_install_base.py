@@ -63,7 +63,8 @@ customers:
 """
 # A sample's delay in the first and in the last minute played: a stack that keeps up has the same in both.
 DRIFT = """
-SELECT quantileIf(0.95)(delay, ts < {first:DateTime64(3)} + 60), quantileIf(0.95)(delay, ts > {last:DateTime64(3)} - 60)
+SELECT quantileIf(0.95)(delay, ts >= {first:DateTime64(3)} AND ts < {first:DateTime64(3)} + 60),
+    quantileIf(0.95)(delay, ts > {last:DateTime64(3)} - 60)
 FROM (SELECT ts, dateDiff('millisecond', ts, loaded_at) / 1000 AS delay FROM sanlens.metrics WHERE site = {s:String})
 """
 MAKE_RATE = 25_000  # records/s the simulator makes at least (about 39,000 here), for when the played clock starts
