@@ -13,6 +13,8 @@ from pathlib import Path
 from sanlensctl import config
 from sanlensctl.errors import SanlensError
 
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+
 
 def pid_file(name: str) -> Path:
     return config.RUN / f"{name}.pid"
@@ -109,6 +111,23 @@ def stop(name: str, timeout: float = 20.0) -> bool:
         time.sleep(0.2)
     _signal_group(pid, signal.SIGKILL)  # the whole group: also children that outlived their parent
     return True
+
+
+def resident_bytes(name: str) -> int:
+    """Resident memory of the process `name` and the rest of its process group (a Flink job's JVM): 0 if it is
+    not running."""
+    pid = pid_of(name)
+    if pid is None:
+        return 0
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()  # after the command's name: state, ppid, pgrp, ...
+            if int(fields[2]) == pid:
+                total += int(fields[21]) * PAGE_BYTES  # rss, in pages
+        except (OSError, ValueError, IndexError):
+            continue  # a process that ended meanwhile
+    return total
 
 
 def kill_leftovers(pid: int) -> None:

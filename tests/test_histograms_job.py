@@ -33,10 +33,11 @@ def sample(seconds: float, direction: str, bucket: int, ios: int, volume: str = 
     }
 
 
-def host_sample(seconds: float, metric: str, value: float, disk: str = "D:") -> dict:
+def host_record(seconds: float, disk: str = "D:", **values: float) -> dict:
+    """A host disk's record: its samples (metric without the `disk.` prefix = value) in one message."""
     return {
         "ts": (T0 + timedelta(seconds=seconds)).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        "samples": [{"metric": metric, "value": value, "unit": "", "bucket": -1}],
+        "samples": [{"metric": f"disk.{m}", "value": v, "unit": "", "bucket": -1} for m, v in values.items()],
         "site": "s",
         "host": "sql1",
         "disk": disk,
@@ -74,14 +75,13 @@ def test_bucket_deltas_land_in_their_window_and_merge_by_adding(stack):
         sample(12, "write", 4, 100),  # window 10-20 s
         sample(200, "write", 31, 1),
         sample(2, "write", 4, 3),  # out of order: kept
-        host_sample(10, "disk.read_latency", 100.0),
-        host_sample(10, "disk.reads", 50.0),  # 0.1 ms: bucket 4
-        host_sample(10, "disk.writes", 20.0),
-        host_sample(10, "disk.write_latency", 3000.0),  # 3 ms: bucket 9
-        host_sample(20, "disk.read_latency", 125.0),
-        host_sample(20, "disk.reads", 7.5),  # 0.125 ms: still 4
-        host_sample(30, "disk.read_latency", 900.0),
-    ]  # no rate: no I/Os
+        # 0.1 ms: bucket 4; 3 ms: bucket 9
+        host_record(10, read_latency=100.0, reads=50.0, writes=20.0, write_latency=3000.0),
+        host_record(20, reads=7.5, read_latency=125.0, write_latency=500.0),  # 0.125 ms: still 4; no write rate
+        host_record(30, read_latency=900.0),  # no rate: no I/Os
+        host_record(30, reads=9.0),  # a rate in another record (not the same sample): no I/Os
+        host_record(40, read_latency=900.0, reads=0.0),  # no I/Os
+    ]
     producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
     for r in records:
         producer.produce(source, json.dumps(r).encode())

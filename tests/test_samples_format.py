@@ -46,17 +46,18 @@ MESSAGE = {
 @pytest.fixture(scope="module")
 def decode():
     """The format's decoder (pure logic through py4j) for the columns `columns` of (name, type root)."""
-    from py4j.java_collections import ListConverter, SetConverter
+    from py4j.java_collections import ListConverter, MapConverter, SetConverter
     from pyflink.java_gateway import get_gateway
 
     sanlens, gw = java_functions(), get_gateway()
     roots = gw.jvm.org.apache.flink.table.types.logical.LogicalTypeRoot
 
-    def run(columns: list[tuple[str, str]], metrics: set[str], message: bytes) -> list[list]:
+    def run(columns: list[tuple[str, str]], metrics: set[str], message: bytes, pairs=None) -> list[list]:
         names = ListConverter().convert([n for n, _ in columns], gw._gateway_client)
         types = ListConverter().convert([getattr(roots, t) for _, t in columns], gw._gateway_client)
         wanted = SetConverter().convert(metrics, gw._gateway_client)
-        decoder = sanlens.common.SamplesDecoder(names, types, wanted, None)
+        partners = MapConverter().convert(pairs or {}, gw._gateway_client)
+        decoder = sanlens.common.SamplesDecoder(names, types, wanted, partners, None)
         rows = gw.jvm.java.util.ArrayList()
         decoder.deserialize(message, gw.jvm.org.apache.flink.api.common.functions.util.ListCollector(rows))
         out = []
@@ -86,6 +87,26 @@ def test_a_record_s_message_is_a_row_per_wanted_sample_its_own_fields_first_then
         ["2026-11-18T11:06:40.500", "volume.write_service_time_hist", 7.0, 4, "s1", 'v"1 é', None],
         ["2026-11-18T11:06:40.500", "volume.read_service_time_hist", 3.0, 5, "own", 'v"1 é', None],
     ]
+
+
+def test_a_sample_carries_its_partner_s_value_from_the_same_record(decode):
+    """A host disk's latency and its rate meet where the message is read (histograms, breakdown): `paired`."""
+    columns = [*COLUMNS, ("paired", "DOUBLE")]
+    record = {
+        **MESSAGE,
+        "samples": [
+            {"metric": "disk.read_latency", "value": 250.0},
+            {"metric": "disk.write_latency", "value": 900.0},
+            {"metric": "disk.reads", "value": 40.0},
+        ],
+    }
+    pairs = {"disk.read_latency": "disk.reads", "disk.write_latency": "disk.writes"}
+    rows = decode(columns, set(pairs), json.dumps(record).encode(), pairs)
+    assert [(r[1], r[2], r[-1]) for r in rows] == [
+        ("disk.read_latency", 250.0, 40.0),
+        ("disk.write_latency", 900.0, None),  # no write rate in this record
+    ]
+    assert decode(columns, {"disk.reads"}, json.dumps(record).encode(), pairs)[0][-1] is None  # not paired itself
 
 
 def test_a_message_without_a_wanted_metric_is_skipped_unread(decode):

@@ -12,11 +12,14 @@ from ingest import topics
 
 # metric -> direction, per source: the host's own latency and I/O rate, the array's service time
 HOST_LATENCY = {"disk.read_latency": "read", "disk.write_latency": "write"}
-HOST_RATE = {"disk.reads": "read", "disk.writes": "write"}
+HOST_RATE = {"disk.read_latency": "disk.reads", "disk.write_latency": "disk.writes"}  # latency -> its I/O rate
 ARRAY_SERVICE = {"volume.read_service_time": "read", "volume.write_service_time": "write"}
 HBA_OUTSTANDING = "hba.outstanding_ios"
 PORT_STALL, PORT_DISCARDS = "port.tx_credit_zero", "port.c3_out_discards"
-METRICS = [*HOST_LATENCY, *HOST_RATE, *ARRAY_SERVICE, HBA_OUTSTANDING, PORT_STALL, PORT_DISCARDS]  # what the job reads
+# A sample's partner in its own record (a disk's latency and rate, a port's stall and discards): the format puts
+# the partner's value in the sample's row (`paired`), so they meet where the message is read, not in a join.
+PAIRS = {**HOST_RATE, PORT_STALL: PORT_DISCARDS}
+METRICS = [*HOST_LATENCY, *ARRAY_SERVICE, HBA_OUTSTANDING, PORT_STALL]  # what the job reads
 # How long a sample waits for its window's other parts (processing time). Live, every source of a window
 # arrives within about 20 s (Telegraf's 10 s interval and flush); a backfill sends them together. It also
 # bounds the state: a backfill read at 10,000 joined samples/s holds 10 minutes' worth of them at 10 min, more
@@ -57,8 +60,9 @@ def samples(kafka_options: str) -> str:
     return f"""
     CREATE TABLE samples (
         ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, site STRING, host STRING, disk STRING,
-        `array` STRING, volume STRING, host_port STRING, switch STRING, port STRING, proc AS PROCTIME()
-    ) WITH ({kafka_options}, {samples_format(METRICS)})"""
+        `array` STRING, volume STRING, host_port STRING, switch STRING, port STRING, paired DOUBLE,
+        proc AS PROCTIME()
+    ) WITH ({kafka_options}, {samples_format(METRICS, PAIRS)})"""
 
 
 def topology(kafka_options: str) -> str:
@@ -89,17 +93,12 @@ def views(m: Method) -> dict[str, str]:
     their interval ends in, and every version of every path of the inventory."""
     window = window_start("ts", m.window_s)
     return {
-        # A host disk's latency meets its I/O rate of the same timestamp.
+        # A host disk's latency with its I/O rate of the same record.
         "host_windows": f"""
-            SELECT {window_start("l.ts", m.window_s)} AS window_start, l.site, l.host, l.disk,
-                {_case("l.metric", HOST_LATENCY)} AS direction, l.`value` AS host_us,
-                CAST(ROUND(r.`value` * {m.host_interval_s}, 0) AS BIGINT) AS ios, l.proc
-            FROM samples AS l
-            JOIN samples AS r ON r.site = l.site AND r.host = l.host AND r.disk = l.disk AND r.ts = l.ts
-                AND {_case("r.metric", HOST_RATE)} = {_case("l.metric", HOST_LATENCY)}
-                AND {within("r", "l", SAMPLE_WAIT)}
-            WHERE l.metric IN ({_names(HOST_LATENCY)}) AND r.metric IN ({_names(HOST_RATE)})
-                AND r.`value` * {m.host_interval_s} >= {m.min_ios}""",
+            SELECT {window} AS window_start, site, host, disk, {_case("metric", HOST_LATENCY)} AS direction,
+                `value` AS host_us, CAST(ROUND(paired * {m.host_interval_s}, 0) AS BIGINT) AS ios, proc
+            FROM samples
+            WHERE metric IN ({_names(HOST_LATENCY)}) AND paired * {m.host_interval_s} >= {m.min_ios}""",
         "array_windows": f"""
             SELECT {window} AS window_start, site, `array`, volume, {_case("metric", ARRAY_SERVICE)} AS direction,
                 `value` AS array_us, proc
@@ -109,12 +108,8 @@ def views(m: Method) -> dict[str, str]:
             FROM samples WHERE metric = '{HBA_OUTSTANDING}'""",
         # tx_credit_zero is in us at zero transmit credit per s: / 1e6 is the stalled share of the time
         "port_windows": f"""
-            SELECT {window_start("c.ts", m.window_s)} AS window_start, c.site, c.switch, c.port,
-                c.`value` / 1e6 AS stall, d.`value` AS discards, c.proc
-            FROM samples AS c
-            JOIN samples AS d ON d.site = c.site AND d.switch = c.switch AND d.port = c.port AND d.ts = c.ts
-                AND {within("d", "c", SAMPLE_WAIT)}
-            WHERE c.metric = '{PORT_STALL}' AND d.metric = '{PORT_DISCARDS}'""",
+            SELECT {window} AS window_start, site, switch, port, `value` / 1e6 AS stall, paired AS discards, proc
+            FROM samples WHERE metric = '{PORT_STALL}' AND paired IS NOT NULL""",
         "paths": """
             SELECT customer, site, host, disk, host_port, queue_depth, switch, host_switch_port, array_switch_port,
                 hops, distance_km, `array`, volume,

@@ -17,8 +17,12 @@ def within(later: str, earlier: str, wait: str) -> str:
     return f"{later}.proc BETWEEN {earlier}.proc - {wait} AND {earlier}.proc + {wait}"
 
 
-def samples_format(metrics) -> str:
+def samples_format(metrics, pairs: dict[str, str] | None = None) -> str:
     """The WITH options that read `telemetry.samples` (a message per record) as a row per sample, decoding only
     the samples of `metrics`: the format `sanlens-samples` (flink-jobs/common/java/) skips the other messages by
-    a scan of their bytes. The job's SQL must still filter by metric."""
-    return f"'format' = 'sanlens-samples', 'sanlens-samples.metrics' = '{';'.join(sorted(metrics))}'"
+    a scan of their bytes. The job's SQL must still filter by metric. `pairs` (metric -> another metric of the
+    same record) puts the partner's value in the metric's row, column `paired` DOUBLE."""
+    options = f"'format' = 'sanlens-samples', 'sanlens-samples.metrics' = '{';'.join(sorted(metrics))}'"
+    if pairs:
+        options += f", 'sanlens-samples.pairs' = '{';'.join(f'{m}={p}' for m, p in sorted(pairs.items()))}'"
+    return options

@@ -6,19 +6,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from flink_jobs.common.sql import samples_format, window_start, within
+from flink_jobs.common.sql import samples_format, window_start
 from ingest import buckets, topics
 
 HIST_METRICS = {"volume.read_service_time_hist": "read", "volume.write_service_time_hist": "write"}
 # Host disks report only interval averages (Perfmon's Avg. Disk sec/Read) next to the I/O rate.
 HOST_LATENCY = {"disk.read_latency": ("read", "disk.reads"), "disk.write_latency": ("write", "disk.writes")}
 HOST_SOURCE = "host_interval_avg"
-# How long a host disk's latency waits for its I/O rate of the same timestamp, and the other way round
-# (processing time). The two are samples of one record, read from one message (docs/contract.md), so they
-# reach the join within the network buffers' time of each other. The wait is all the join's state: 10 minutes
-# held 12 M rows at 1,000 arrays × 50 volumes every 10 s, which the job's heap could not hold.
-HOST_WAIT = "INTERVAL '1' MINUTE"
-METRICS = [*HIST_METRICS, *HOST_LATENCY, *(rate for _, rate in HOST_LATENCY.values())]  # what the job reads
+# A host disk's latency and its I/O rate are samples of one record, in one message (docs/contract.md): the
+# format hands the rate to the latency's row (`paired`), so they meet where the message is read. A join of the
+# two streams held every arrival of its wait in state, and a backlog put all of it there (issue 38).
+PAIRS = {latency: rate for latency, (_, rate) in HOST_LATENCY.items()}
+METRICS = [*HIST_METRICS, *HOST_LATENCY]  # what the job reads
 
 
 def samples(kafka_options: str) -> str:
@@ -26,8 +25,8 @@ def samples(kafka_options: str) -> str:
     return f"""
     CREATE TABLE samples (
         ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, unit STRING, bucket INT,
-        site STRING, host STRING, disk STRING, `array` STRING, volume STRING, host_port STRING, proc AS PROCTIME()
-    ) WITH ({kafka_options}, {samples_format(METRICS)})"""
+        site STRING, host STRING, disk STRING, `array` STRING, volume STRING, host_port STRING, paired DOUBLE
+    ) WITH ({kafka_options}, {samples_format(METRICS, PAIRS)})"""
 
 
 def sinks(kafka_sink: Callable[[str, str], str]) -> list[str]:
@@ -60,22 +59,17 @@ def bucket_of(ms: str) -> str:
 def insert_host_histograms(window_s: int, host_interval_s: int) -> str:
     """A host disk's interval average is not a distribution: all of the interval's I/Os (rate x the
     agent's collection interval) are placed in the bucket of their average, source 'host_interval_avg'.
-    The latency and the rate of one disk and timestamp are joined (append-only: an interval join of two
-    streams, each side waiting HOST_WAIT for the other)."""
+    The rate is the latency's partner in its record (`paired`): a stateless map, one row out per latency
+    sample with I/Os."""
     latency = " ".join(f"WHEN '{m}' THEN '{d}'" for m, (d, _) in HOST_LATENCY.items())
-    rate = " ".join(f"WHEN '{m}' THEN '{r}'" for m, (_, r) in HOST_LATENCY.items())
     return f"""
     INSERT INTO host_histograms
-    SELECT l.host || ':' || l.disk, {window_start("l.ts", window_s)}, {window_s}, l.ts, '{HOST_SOURCE}', l.site, '',
-        '', l.host, l.disk, '',
-        CASE l.metric {latency} END, {bucket_of("l.`value` / 1000.0")},
-        CAST(ROUND(r.`value` * {host_interval_s}, 0) AS BIGINT)
-    FROM samples AS l
-    JOIN samples AS r
-      ON r.site = l.site AND r.host = l.host AND r.disk = l.disk AND r.ts = l.ts
-     AND r.metric = CASE l.metric {rate} END AND {within("r", "l", HOST_WAIT)}
-    WHERE l.metric IN ({", ".join(f"'{m}'" for m in HOST_LATENCY)})
-      AND r.metric IN ({", ".join(f"'{r}'" for _, r in HOST_LATENCY.values())}) AND r.`value` > 0"""
+    SELECT host || ':' || disk, {window_start("ts", window_s)}, {window_s}, ts, '{HOST_SOURCE}', site, '',
+        '', host, disk, '',
+        CASE metric {latency} END, {bucket_of("`value` / 1000.0")},
+        CAST(ROUND(paired * {host_interval_s}, 0) AS BIGINT)
+    FROM samples
+    WHERE metric IN ({", ".join(f"'{m}'" for m in HOST_LATENCY)}) AND paired > 0"""
 
 
 def insert_histograms(window_s: int) -> str:

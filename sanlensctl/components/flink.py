@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import urllib.request
 
@@ -14,11 +15,10 @@ PORT = config.FLINK_REST_PORT
 # in start order; job i serves its REST API on FLINK_REST_PORT + i
 JOBS = ["normalize", "histograms", "breakdown", "tiering", "burn_rates"]
 assert len(JOBS) <= config.FLINK_REST_PORTS
-# Each job's mini-cluster heap, which holds its state (Flink's heap state backend): a backfill puts a minute of
-# samples in the breakdown's joins and 20 minutes of histogram rows in burn_rates' (JOIN_WAIT): two 200-array
-# backfills within 20 minutes filled 1.5 GB there. At 640 MB the breakdown's collector paused it for a third of
-# a 200-array backfill (docs/benchmarks.md).
-HEAP = {"normalize": "1g", "histograms": "1g", "breakdown": "1536m", "tiering": "640m", "burn_rates": "3g"}
+# Each job's mini-cluster heap. Its state is in RocksDB (off the heap, in managed memory: flink-jobs/common/
+# runtime.py), so the heap holds what a job holds in flight: records in its operators and Kafka clients' buffers,
+# and the planner at start. normalize writes every sample to Kafka and reads the fire hose: more buffers.
+HEAP = {"normalize": "512m", "histograms": "320m", "breakdown": "384m", "tiering": "320m", "burn_rates": "384m"}
 # The parallel collector: the jobs want throughput on two shared cores, not G1's short pauses, whose
 # concurrent marking and write barriers take CPU from them. A job whose heap is full exits, for the supervisor to
 # restart it from its last checkpoint (or to report it failing), instead of collecting garbage on both cores for
@@ -64,9 +64,18 @@ def start_process(name: str) -> int:
     procs.require_free(port, f"the Flink REST API of job {job}", "SANLENS_FLINK_REST_PORT")
     # the mini-cluster's own log (Flink's log4j: exceptions, restarts) beside the job's output
     env = {**config.tool_env(), "FLINK_LOG_DIR": str(jvm_log_dir(job))}
-    env["JVM_ARGS"] = config.pyflink_jvm_args(config.TMP, HEAP[job]) + f" {GC}"
+    env["JVM_ARGS"] = config.pyflink_jvm_args(config.TMP, heap(job)) + f" {GC}"
+    # glibc's malloc keeps an arena per thread that allocates (up to 8 per core, 64 MB reserved each): RocksDB's
+    # and the JVM's native allocations from a mini-cluster's hundred threads spread over them
+    env["MALLOC_ARENA_MAX"] = "2"
     argv = [sys.executable, str(config.ROOT / "flink-jobs" / job / "job.py"), "--rest-port", str(port)]
     return procs.start(name, argv, env, nice=0 if job in INGEST_PATH else config.ANALYTICS_NICE)
+
+
+def heap(job: str) -> str:
+    """The job's heap: HEAP's, or SANLENS_FLINK_HEAP_<JOB> (e.g. SANLENS_FLINK_HEAP_HISTOGRAMS=96m; the
+    supervision test starves one job with it)."""
+    return os.environ.get(f"SANLENS_FLINK_HEAP_{job.upper()}", HEAP[job])
 
 
 def jvm_log_dir(job: str):
@@ -93,12 +102,17 @@ def freshness(job: str) -> dict:
     return {"p50_s": round(p50, 1), "p95_s": round(p95, 1), "rows": rows} if rows else {"rows": 0}
 
 
-def _job(i: int, job: str) -> dict:
+def state(job: str) -> str:
+    """The job's state on its mini-cluster: RUNNING, another of Flink's states, or "no job"."""
     try:
-        states = _states(config.FLINK_REST_PORT + i)
+        states = _states(config.FLINK_REST_PORT + JOBS.index(job))
     except OSError:
         states = []
-    entry = {"state": "RUNNING" if "RUNNING" in states else (states[-1] if states else "no job")}
+    return "RUNNING" if "RUNNING" in states else (states[-1] if states else "no job")
+
+
+def _job(job: str) -> dict:
+    entry = {"state": state(job)}
     try:  # the job's health does not hang on Kafka or ClickHouse answering these
         entry["lag"] = offsets.position(group(job), INPUTS[job]).lag
         entry["freshness"] = freshness(job)
@@ -118,7 +132,7 @@ def describe(job: str, entry: dict) -> str:
 
 
 def probe() -> dict:
-    jobs = {job: _job(i, job) for i, job in enumerate(JOBS)}
+    jobs = {job: _job(job) for job in JOBS}
     import pyflink.version
 
     return {

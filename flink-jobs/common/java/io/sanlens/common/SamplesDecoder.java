@@ -7,7 +7,9 @@ import java.time.ZoneOffset;
 import java.time.temporal.TemporalAccessor;
 import java.time.temporal.TemporalQueries;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import org.apache.flink.api.common.serialization.DeserializationSchema;
@@ -27,21 +29,36 @@ import org.apache.flink.util.Collector;
  * A message of telemetry.samples (one record's samples: the fields they share, then each sample's own under
  * {@code samples}) as one row per sample whose metric is wanted. A column is the sample's field of that name,
  * else the message's. A message none of whose metrics is wanted is skipped by a scan of its bytes.
+ *
+ * <p>{@code pairs} (wanted metric -> another metric of the same record) fills the column {@value #PAIRED} of a
+ * wanted sample with the value of its partner in the same message (null without one): a host disk's latency
+ * and its I/O rate are samples of one record, so they meet here instead of in a join that holds the stream.
  */
 public final class SamplesDecoder implements DeserializationSchema<RowData> {
     private static final long serialVersionUID = 1L;
     private static final byte[] METRIC_KEY = "\"metric\":\"".getBytes(StandardCharsets.UTF_8);
     static final String SAMPLES = "samples";
+    static final String PAIRED = "paired";
 
     private final String[] columns;
     private final LogicalTypeRoot[] types;
     private final Set<String> metrics;
+    private final Map<String, String> pairs;
+    private final int valueColumn;
+    private final int pairedColumn;
     private final byte[][] wanted; // "<metric>" followed by its closing quote, as bytes
     private final TypeInformation<RowData> producedType;
     private transient JsonFactory json;
 
-    public SamplesDecoder(List<String> columns, List<LogicalTypeRoot> types, Set<String> metrics, TypeInformation<RowData> producedType) {
+    public SamplesDecoder(List<String> columns, List<LogicalTypeRoot> types, Set<String> metrics,
+            Map<String, String> pairs, TypeInformation<RowData> producedType) {
         this.columns = columns.toArray(new String[0]);
+        this.pairs = pairs;
+        this.valueColumn = columns.indexOf("value");
+        this.pairedColumn = columns.indexOf(PAIRED);
+        if (!pairs.isEmpty() && pairedColumn >= 0 && (valueColumn < 0 || types.get(pairedColumn) != LogicalTypeRoot.DOUBLE)) {
+            throw new IllegalArgumentException("format sanlens-samples: pairs need the columns `value` and `paired` DOUBLE");
+        }
         this.types = types.toArray(new LogicalTypeRoot[0]);
         for (int i = 0; i < this.types.length; i++) {
             switch (this.types[i]) {
@@ -75,6 +92,7 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
         Object[] shared = new Object[columns.length];
         Object[][] rows = new Object[0][];
         int n = 0;
+        Map<String, Object> partners = pairedColumn >= 0 && !pairs.isEmpty() ? new HashMap<>(4) : null;
         try (JsonParser p = json.createParser(message)) {
             expect(p.nextToken(), JsonToken.START_OBJECT, "a JSON object");
             while (p.nextToken() == JsonToken.FIELD_NAME) {
@@ -86,7 +104,11 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
                         expect(t, JsonToken.START_OBJECT, "a sample as a JSON object");
                         Object[] row = new Object[columns.length + 1]; // the last slot: the metric as read
                         read(p, row);
-                        if (row[columns.length] != null && metrics.contains((String) row[columns.length])) {
+                        String metric = (String) row[columns.length];
+                        if (partners != null && metric != null && valueColumn >= 0 && pairs.containsValue(metric)) {
+                            partners.put(metric, row[valueColumn]);
+                        }
+                        if (metric != null && metrics.contains(metric)) {
                             if (n == rows.length) rows = Arrays.copyOf(rows, Math.max(8, 2 * n));
                             rows[n++] = row;
                         }
@@ -100,6 +122,10 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
                     + e.getMessage() + "): " + new String(message, 0, Math.min(message.length, 300), StandardCharsets.UTF_8), e);
         }
         for (int r = 0; r < n; r++) {
+            if (partners != null) {
+                String partner = pairs.get((String) rows[r][columns.length]);
+                rows[r][pairedColumn] = partner == null ? null : partners.get(partner);
+            }
             GenericRowData row = new GenericRowData(columns.length);
             for (int i = 0; i < columns.length; i++) {
                 row.setField(i, rows[r][i] != null ? rows[r][i] : shared[i]);

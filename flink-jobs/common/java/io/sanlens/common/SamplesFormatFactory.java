@@ -1,7 +1,9 @@
 package io.sanlens.common;
 
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 
@@ -33,6 +35,13 @@ public final class SamplesFormatFactory implements DeserializationFormatFactory 
                     .asList()
                     .noDefaultValue()
                     .withDescription("the metrics to decode, separated by ';'");
+    public static final ConfigOption<List<String>> PAIRS =
+            ConfigOptions.key("pairs")
+                    .stringType()
+                    .asList()
+                    .noDefaultValue()
+                    .withDescription("metric=partner;...: the column `paired` of a metric's sample holds its partner's "
+                            + "value in the same message");
 
     @Override
     public String factoryIdentifier() {
@@ -46,13 +55,19 @@ public final class SamplesFormatFactory implements DeserializationFormatFactory 
 
     @Override
     public Set<ConfigOption<?>> optionalOptions() {
-        return Set.of();
+        return Set.of(PAIRS);
     }
 
     @Override
     public DecodingFormat<DeserializationSchema<RowData>> createDecodingFormat(
             DynamicTableFactory.Context context, ReadableConfig options) {
         Set<String> metrics = new HashSet<>(options.get(METRICS));
+        Map<String, String> pairs = new HashMap<>();
+        for (String pair : options.getOptional(PAIRS).orElse(List.of())) {
+            String[] kv = pair.split("=", 2);
+            if (kv.length != 2) throw new IllegalArgumentException("sanlens-samples.pairs: not metric=partner: " + pair);
+            pairs.put(kv[0].trim(), kv[1].trim());
+        }
         return new ProjectableDecodingFormat<>() {
             @Override
             public DeserializationSchema<RowData> createRuntimeDecoder(
@@ -64,6 +79,7 @@ public final class SamplesFormatFactory implements DeserializationFormatFactory 
                                 .map(t -> t.getLogicalType().getTypeRoot())
                                 .collect(Collectors.toList()),
                         metrics,
+                        pairs,
                         source.createTypeInformation(produced));
             }
 
