@@ -140,10 +140,13 @@ def print_status(report: dict) -> None:
         if c.get("last_exit"):
             e = c["last_exit"]
             detail += f" [restarts {c['restarts']}, last exit {e['time']} {e['process']}: {e['status']}]"
+        memory = f"{c['memory_mib']:,} MiB" if c["memory_mib"] else "-"
         print(
             f"{name:<12} {state:<10} pid {str(c['pid'] or '-'):<8} port {str(c['port'] or '-'):<6} "
-            f"{c['version'] or '':<10} {detail}"
+            f"{c['version'] or '':<10} {memory:>9}  {detail}"
         )
+    total = sum(c["memory_mib"] for c in report.values())
+    print(f"resident memory of the stack: {total:,} MiB")
 
 
 def cmd_down(args) -> int:

@@ -61,7 +61,7 @@ def up() -> dict:
                 continue
             t0 = time.monotonic()
             say(f"--> starting {component.NAME}")
-            new_pid = component.start()
+            component.start()
             started.append(component)
             last = {}
             try:
@@ -69,8 +69,8 @@ def up() -> dict:
                     lambda c=component, seen=last: seen.update(c.probe()) or seen["healthy"],
                     STARTUP_TIMEOUT[component.NAME],
                     component.NAME,
-                    pid=new_pid,
-                    log=procs.log_file(component.PROCESSES[0]),
+                    component.PROCESSES,
+                    getattr(component, "why", None),  # a Flink job's last exception
                 )
             except SanlensError as exc:
                 raise SanlensError(f"{exc}; last seen: {last.get('detail', 'no answer')}") from None
@@ -93,6 +93,7 @@ def status() -> dict:
     for component in COMPONENTS:
         running = pid(component)
         entry = {"healthy": False, "pid": running, "port": component.PORT, "version": None, "detail": "not running"}
+        entry["memory_mib"] = round(sum(map(procs.resident_bytes, component.PROCESSES)) / 2**20)
         if running:
             try:
                 entry.update(component.probe())
@@ -101,6 +102,11 @@ def status() -> dict:
         report[component.NAME] = entry
     supervisor.annotate(report)  # restarts, last exit; a component that keeps dying is unhealthy
     return report
+
+
+def resident_bytes() -> int:
+    """Resident memory of every process of the stack."""
+    return sum(procs.resident_bytes(name) for component in COMPONENTS for name in component.PROCESSES)
 
 
 def down(purge: bool = False) -> list[str]:

@@ -3,14 +3,20 @@ files that exist and runs the same job, migrations, topics and dbt project as lo
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
+from pathlib import Path
 
+import jsonschema
 import yaml
 
 from sanlensctl.components import telegraf
 from tests.support import ROOT
 
+# The Compose Specification's JSON schema, schema/compose-spec.json in compose-go (the library docker compose
+# reads its files with), through Go's module cache
+COMPOSE_GO = "github.com/compose-spec/compose-go/v2@v2.16.2"
 SITE_ENV = {
     "SANLENS_SITE": "site",
     "SANLENS_KAFKA": "kafka:9092",
@@ -86,6 +92,48 @@ def test_docker_compose_uses_the_projects_own_files():
     assert profiles["compose"]["schema"] == profiles["local"]["schema"] == "sanlens_marts"
     image = re.search(r"clickhouse/clickhouse-server:(\d+)", (ROOT / "docker-compose.yml").read_text())
     assert image and image.group(1) == "26"
+
+
+def compose_schema() -> dict:
+    """COMPOSE_GO's schema: `go mod download` fetches the module once (checked against Go's checksum database)."""
+    out = subprocess.run(["go", "mod", "download", "-json", COMPOSE_GO], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return json.loads((Path(json.loads(out.stdout)["Dir"]) / "schema" / "compose-spec.json").read_text())
+
+
+def test_docker_compose_follows_the_compose_specification():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    jsonschema.validate(compose, compose_schema())
+
+
+def test_docker_compose_runs_the_jobs_on_a_cluster_with_their_state_in_rocksdb_on_volumes():
+    """The compose shape of local mode's state settings (flink-jobs/common/runtime.py): RocksDB with incremental
+    checkpoints, its files and the checkpoints on named volumes, managed memory sized, two TaskManagers with a slot
+    for each subtask of every job at parallelism 2 (tests/test_flink_cluster.py runs a job on such a cluster)."""
+    from sanlensctl.components import flink
+
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    tm, jm = services["taskmanager"], services["jobmanager"]
+    props = yaml.safe_load(tm["environment"]["FLINK_PROPERTIES"])
+    assert props["state.backend.type"] == "rocksdb" and props["execution.checkpointing.incremental"] is True
+    assert props["parallelism.default"] == 2 and props["taskmanager.memory.managed.size"]
+    assert tm["deploy"]["replicas"] * props["taskmanager.numberOfTaskSlots"] >= 2 * len(flink.JOBS)
+
+    def named_volume(service: dict, path: str) -> str:
+        """The named volume `service` mounts at `path` or a folder above it."""
+        mounts = [v.split(":")[:2] for v in service["volumes"]]
+        [name] = [n for n, at in mounts if path == at or path.startswith(at + "/")]
+        assert name in compose["volumes"], name
+        return name
+
+    named_volume(tm, props["state.backend.rocksdb.localdir"])
+    checkpoints = tm["environment"]["SANLENS_RUN"]  # the jobs' checkpoints, runtime.state_dir
+    assert props["execution.checkpointing.dir"].startswith(f"file://{checkpoints}")
+    submitters = [services[f"submit-{name}"] for name in flink.JOBS]
+    assert len({named_volume(s, checkpoints) for s in [jm, tm, *submitters]}) == 1  # one volume, seen by all
+    for submit in submitters:
+        assert submit["command"][submit["command"].index("--parallelism") + 1] == "2"
 
 
 def test_grafana_provisioning_points_at_the_clickhouse_plugin():

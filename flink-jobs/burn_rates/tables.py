@@ -75,10 +75,6 @@ VIEWS = {
     "path_labels": """
         SELECT /*+ STATE_TTL('p' = '0 ms', 'a' = '0 ms') */ p.site, p.host, p.disk, a.`model`, a.tier, p.`databases`
         FROM paths AS p JOIN arrays AS a ON a.`array` = p.`array`""",
-    # every path window with its labels, once: the SLOs of the host side all read it
-    "labelled_windows": f"""
-        SELECT /*+ STATE_TTL('w' = '{INVENTORY_WAIT}', 'l' = '0 ms') */ w.*, l.`model`, l.tier, l.`databases`
-        FROM path_windows AS w JOIN path_labels AS l ON l.site = w.site AND l.host = w.host AND l.disk = w.disk""",
     "array_ios": "SELECT * FROM histograms WHERE source = 'array' AND ios > 0",
     # the array side: each histogram row with its array's labels
     "labelled_ios": f"""
@@ -103,9 +99,9 @@ def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _selects(slo: Slo) -> str:
+def _selects(slo: Slo, direction: bool = True) -> str:
     """Whether a row of the SLO's side belongs to the SLO: its direction and its `select` labels."""
-    conditions = [f"x.direction = '{slo.direction}'"]
+    conditions = [f"x.direction = '{slo.direction}'"] if direction else ["TRUE"]
     for label, values in slo.select.items():
         if label == "database":
             conditions.append("(" + " OR ".join(f"ARRAY_CONTAINS(x.`databases`, {_quote(v)})" for v in values) + ")")
@@ -133,13 +129,19 @@ def _case(values: list[str]) -> str:
 
 
 def host_side(slos: list[Slo]) -> dict[str, str]:
-    """The host side's SLOs read one join: each path window is repeated for every SLO it belongs to (the small
-    side: one row per path and window), then meets its volume's histogram once. Filters per SLO on the
-    histogram's side would give each SLO a join of its own, each holding every histogram row again."""
-    paths = "\n        UNION ALL".join(
-        f"\n        SELECT {i} AS slo_index, x.*, PROCTIME() AS proc FROM labelled_windows AS x WHERE {_selects(slo)}"
+    """The host side's SLOs read one join: each path window meets the SLOs its path belongs to (the inventory's
+    side: a row per path and SLO, with the SLO's direction), then its volume's histogram once. Filters per SLO on
+    the windows' side would give each SLO joins of its own, each holding the windows again (the planner pushes an
+    SLO's label filter below the joins), and filters per SLO on the histogram's side each its histogram rows."""
+    labels = "\n        UNION ALL".join(
+        f"\n        SELECT {i} AS slo_index, '{slo.direction}' AS direction, x.site, x.host, x.disk"
+        f" FROM path_labels AS x WHERE {_selects(slo, direction=False)}"
         for i, slo in enumerate(slos)
     )
+    paths = f"""
+        SELECT /*+ STATE_TTL('w' = '{INVENTORY_WAIT}', 'l' = '0 ms') */ l.slo_index, w.*, PROCTIME() AS proc
+        FROM path_windows AS w
+        JOIN slo_labels AS l ON l.site = w.site AND l.host = w.host AND l.disk = w.disk AND l.direction = w.direction"""
     measures = [_measures(slo) for slo in slos]
     output = _output(
         _case([_quote(slo.name) for slo in slos]),
@@ -149,6 +151,7 @@ def host_side(slos: list[Slo]) -> dict[str, str]:
         _case([objective for _, objective in measures]),
     )
     return {
+        "slo_labels": labels,
         "slo_paths": paths,
         "host_ios": f"""
         SELECT {output}

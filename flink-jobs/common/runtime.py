@@ -32,6 +32,9 @@ from ingest import topics
 # next, and Kafka's producer default (60 s) would abort it on the broker under a slow checkpoint.
 TRANSACTION_TIMEOUT_MS = 900_000
 STATE_BACKEND = "rocksdb"
+# Submitted to a cluster (`flink run --python`, the docker-compose shape), which sets this for the job's process,
+# rather than run on a mini-cluster of its own (local mode).
+ON_CLUSTER = "PYFLINK_GATEWAY_PORT" in os.environ
 # RocksDB's block cache and write buffers, shared by the job's slots (SANLENS_FLINK_MANAGED_MEMORY overrides)
 MANAGED_MEMORY = "128m"
 
@@ -105,39 +108,43 @@ def table_env(job: str, args: argparse.Namespace, checkpoint_interval: str = "10
     # this process, which loads Beam, pandas and pyarrow (150 MB of every job's process, for nothing).
     os.environ.setdefault("_python_worker_execution_mode", "process")
     conf = Configuration()
-    for key, value in {
+    settings = {
         "pipeline.name": f"sanlens-{job}",
         "pipeline.jars": ";".join(p.resolve().as_uri() for p in jars),
         "parallelism.default": str(args.parallelism),
-        "rest.address": "127.0.0.1",
-        "rest.bind-address": "127.0.0.1",
-        "rest.port": str(args.rest_port),
-        "io.tmp.dirs": str(tmp),
-        "web.tmpdir": str(tmp),
-        "web.upload.dir": str(tmp),
-        "python.executable": sys.executable,
         "execution.checkpointing.interval": checkpoint_interval,
         "execution.checkpointing.dir": checkpoints.resolve().as_uri(),
         # kept when the job is cancelled (./sanlens down) or dies, for the next start to resume from
         "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
         # a job whose plan changed keeps the state of the operators it still has
         "execution.state-recovery.ignore-unclaimed-state": "true",
-        # State off the heap: RocksDB (in flink-dist), its files in the project, checkpoints carrying only what
-        # changed. Its caches and write buffers live in managed memory, whose size bounds them, so a job's heap
-        # no longer grows with its state, nor with a backlog held in a join's wait.
+        # State off the heap: RocksDB (in flink-dist), checkpoints carrying only what changed. Its caches and write
+        # buffers live in managed memory, whose size bounds them, so a job's heap no longer grows with its state,
+        # nor with a backlog held in a join's wait.
         "state.backend.type": STATE_BACKEND,
-        "state.backend.rocksdb.localdir": str((state / "rocksdb").resolve()),
         "execution.checkpointing.incremental": "true",
-        "taskmanager.memory.managed.size": os.environ.get("SANLENS_FLINK_MANAGED_MEMORY", MANAGED_MEMORY),
-        # the records between the job's operators (64 MB by default): a few buffers per channel are plenty here
-        "taskmanager.memory.network.min": "32m",
-        "taskmanager.memory.network.max": "32m",
         "table.exec.source.idle-timeout": "5 s",
         "table.local-time-zone": "UTC",
         # SQL operators never hold on to a row they passed on, so chained operators may hand rows over
         # without copying each one (the copies were the largest single cost in the normalize job's profile)
         "pipeline.object-reuse": "true",
-    }.items():
+    }
+    if not ON_CLUSTER:  # the job's own mini-cluster: its endpoints, memory and files; a cluster has its own
+        settings |= {
+            "rest.address": "127.0.0.1",
+            "rest.bind-address": "127.0.0.1",
+            "rest.port": str(args.rest_port),
+            "io.tmp.dirs": str(tmp),
+            "web.tmpdir": str(tmp),
+            "web.upload.dir": str(tmp),
+            "python.executable": sys.executable,
+            "state.backend.rocksdb.localdir": str((state / "rocksdb").resolve()),
+            "taskmanager.memory.managed.size": os.environ.get("SANLENS_FLINK_MANAGED_MEMORY", MANAGED_MEMORY),
+            # the records between the job's operators (64 MB by default): a few buffers a channel are plenty here
+            "taskmanager.memory.network.min": "32m",
+            "taskmanager.memory.network.max": "32m",
+        }
+    for key, value in settings.items():
         conf.set_string(key, value)
     if restore:
         conf.set_string("execution.state-recovery.path", restore.resolve().as_uri())

@@ -23,7 +23,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from ingest import topics
 from ingest.loader import spans
-from sanlensctl import config, db, offsets, procs, stack
+from sanlensctl import config, db, offsets, stack
 from tests import backlog
 from tests.benchmarks.bench_common import require_stack
 
@@ -45,10 +45,6 @@ def raw_consume(records: int, from_offsets: dict[tuple[str, int], int]) -> float
     return seen / (time.perf_counter() - started)
 
 
-def stack_memory() -> int:
-    return sum(procs.resident_bytes(name) for component in stack.COMPONENTS for name in component.PROCESSES)
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hosts", type=int, default=1_000)
@@ -57,7 +53,7 @@ def main() -> int:
     args = ap.parse_args()
     require_stack("bench_backlog")
     client = db.client()
-    print(f"stack memory before: {stack_memory() / 2**30:.2f} GiB", flush=True)
+    print(f"stack memory before: {stack.resident_bytes() / 2**30:.2f} GiB", flush=True)
     start_offsets = offsets.log_ends([topics.METRICS])
     t0 = time.perf_counter()
     burst = backlog.produce(f"backlog{uuid.uuid4().hex[:6]}", args.hosts, args.intervals)
@@ -69,7 +65,7 @@ def main() -> int:
     peak_stack = [0]
 
     def progress(d: backlog.Drain) -> None:
-        peak_stack[0] = max(peak_stack[0], stack_memory())
+        peak_stack[0] = max(peak_stack[0], stack.resident_bytes())
         lags = ", ".join(f"{job} {series[-1][1]:,}" for job, series in d.lags.items())
         print(f"  {time.monotonic() - d.started:6.0f} s  lags: {lags}", flush=True)
 
@@ -77,7 +73,7 @@ def main() -> int:
     print("\n".join(drained.report()))
     rows = backlog.host_histogram_rows(client, burst)
     print(f"host histogram rows: {rows:,} of {burst.records * 2:,}")
-    print(f"stack memory: peak {peak_stack[0] / 2**30:.2f} GiB, at the end {stack_memory() / 2**30:.2f} GiB")
+    print(f"stack memory: peak {peak_stack[0] / 2**30:.2f} GiB, at the end {stack.resident_bytes() / 2**30:.2f} GiB")
     ceiling = raw_consume(burst.records, start_offsets)
     print(f"ceiling, a raw consume + json.loads of the same records: {ceiling:,.0f} records/s")
     end = burst.first + timedelta(seconds=args.intervals * backlog.INTERVAL_S)

@@ -10,9 +10,9 @@ bench_freshness), and whether the stack kept up: the delays of the last minute a
    broker takes them. Telegraf and the simulator, which run on the hosts and pollers in a real install base, take
    no CPU here; the copy does (about what the agents' sends cost the broker anyway).
 3. After the last interval: until every record is accounted for and every sample out is queryable (or
-   `--timeout`), then the delays: of every sample, and of the analytics' rows queryable by then (jobs that fall
-   behind have fewer, and the delays of those they have), and the CPU seconds each process of the stack spent
-   from the first interval measured on. The run's rows are deleted at the end.
+   `--timeout`), then until every Flink job has caught up (its peak lag, peak memory), then the delays: of every
+   sample and every analytics row, and the CPU seconds each process of the stack spent from the first interval
+   measured on. The run's rows are deleted at the end.
 
 With `--warmup W`, the same fleet plays W minutes before the measured ones, and only those are measured: the steady
 state of a stack that already carries the fleet (its JIT compiled, its series known), not a fresh stack's first
@@ -41,7 +41,8 @@ from ingest import topics
 from ingest.loader import spans
 from ingest.simulator import scenario as scenario_file
 from ingest.simulator.run import Run
-from sanlensctl import config, db
+from sanlensctl import config, db, stack
+from tests import backlog
 from tests.benchmarks.bench_backfill_cpu import cpu_by_process
 from tests.benchmarks.bench_common import copier, copy, fresh_topics, reader, require_stack
 from tests.benchmarks.bench_end_to_end import Progress
@@ -176,8 +177,12 @@ def main() -> int:
             f"accounted for and every sample queryable {after:.0f} s after the last interval; the copy into Kafka "
             f"took {copy_cpu:.0f} CPU-s\n"
         )
+        drained = backlog.drain(args.timeout)
+        print(f"the analytics caught up {time.monotonic() - drained.started:.0f} s after that:")
+        print("\n".join(drained.report()))
+        print(f"stack memory at the end: {stack.resident_bytes() / 2**30:.2f} GiB\n")
         if measured:
-            print(f"samples from {measured * args.interval} s on, after {args.warmup:g} min of warm-up:")
+            print(f"rows of samples from {measured * args.interval} s on, after {args.warmup:g} min of warm-up:")
         print_delays(client, site, since)
         print_legs(client, site, since)
         first, last = client.query(
