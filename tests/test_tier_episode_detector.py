@@ -17,6 +17,7 @@ W = 10_000  # ms: one window
 T0 = 1_795_000_000_000
 TIB = 2**40
 FIELDS = ("direction", "startedAt", "detectedAt", "settledAt", "lastWindow", "tier0ShareBefore", "tier0ShareReached")
+ALL_FIELDS = (*FIELDS, "site", "windows", "tier0BytesReached", "noise", "pageMovesUp", "pageMovesDown")
 
 
 @pytest.fixture(scope="module")
@@ -37,17 +38,23 @@ def detector(java, **changes):
         e.settle_windows,
         e.settle_noise,
         e.rejoin_windows,
+        java.DetectEpisodes.REPLAY_WINDOWS,
     )
 
 
 def play(java, shares, **changes) -> list[SimpleNamespace]:
     """Each share is the volume's Tier 0 share in one window; the episodes' states, in the order reported."""
-    d, tiers, states = detector(java, **changes), java.Tiers(), []
+    return play_into(detector(java, **changes), java.Tiers(), shares)
+
+
+def play_into(d, tiers, shares) -> list[SimpleNamespace]:
+    """The shares from the first window on, into a detector and a state that may have seen others."""
+    states = []
     for n, share in enumerate([*shares, 0.0]):  # a last window's sample judges the one before it
         for metric, value in (("volume.tier0_bytes", share * TIB), ("volume.tier1_bytes", (1 - share) * TIB)):
             state = d.add(tiers, T0 + n * W, metric, float(value), "s")
             if state is not None:
-                states.append(SimpleNamespace(**{f: get_field(state, f) for f in FIELDS}))
+                states.append(SimpleNamespace(**{f: get_field(state, f) for f in ALL_FIELDS}))
     return states
 
 
@@ -124,3 +131,43 @@ def test_a_window_that_comes_too_late_is_ignored(java):
     d.add(tiers, window(5), "volume.tier0_bytes", 1.0, "s")
     assert d.add(tiers, window(4), "volume.tier0_bytes", 2.0, "s") is None
     assert get_field(tiers, "window") == window(5) and get_field(tiers, "tier0Bytes") == 1.0
+
+
+def test_a_window_re_delivered_a_minute_late_at_most_is_ignored(java):
+    """A batch delivered again goes back seconds: a window up to a minute older than the one being gathered is
+    ignored, and the volume keeps what it has seen."""
+    d, tiers = detector(java), java.Tiers()
+    replay = java.DetectEpisodes.REPLAY_WINDOWS
+    play_into(d, tiers, [0.10] * 20)
+    assert d.add(tiers, window(20 - replay), "volume.tier0_bytes", 1.0, "s") is None
+    assert get_field(tiers, "window") == window(20) and len(list(get_field(tiers, "history"))) == 20
+
+
+def test_a_replayed_span_finds_what_its_first_play_found(java):
+    """The span played again from its start (./sanlens demo twice over the same span, a backfill replayed in its
+    slot): its windows go back to before the ones the volume has seen, and the state starts afresh from them, so
+    the replay reports the first play's episode state for state, however far the first play had got."""
+    shares = approach(0.10, 0.30, 60, 12, 200, noise=0.004, seed=9)
+    d, tiers = detector(java), java.Tiers()
+    first = play_into(d, tiers, shares)
+    assert first and first[-1].settledAt is not None
+    assert play_into(d, tiers, shares) == first
+    # a replay of the span's beginning that stops in the middle of the episode, then the whole span again
+    assert play_into(d, tiers, shares[:75]) == [s for s in first if s.lastWindow < window(75)]
+    assert play_into(d, tiers, shares) == first
+
+
+def test_a_replay_leaves_nothing_of_what_the_volume_had_seen(java):
+    """Once a replay's first sample came, every field of the state is as in a new state given the same sample: a
+    field added to Tiers and not to its startAfresh would carry the earlier play into the replay."""
+    from pyflink.java_gateway import get_gateway
+
+    d, tiers, fresh = detector(java), java.Tiers(), java.Tiers()
+    play_into(d, tiers, approach(0.0, 0.22, 20, 18, 60))  # in the middle of an episode
+    assert get_field(tiers, "inEpisode")
+    for state in (tiers, fresh):
+        d.add(state, window(0), "volume.tier0_bytes", 1.0, "s")
+    objects = get_gateway().jvm.java.util.Objects
+    assert [
+        f.getName() for f in tiers.getClass().getFields() if not objects.deepEquals(f.get(tiers), f.get(fresh))
+    ] == []

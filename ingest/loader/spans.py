@@ -23,7 +23,10 @@ TABLES = [  # table, time column, the period the span's start is taken back to
     ("service_time_hist_array_1h", "period_start", "1 HOUR"),
     ("service_time_hist_1d", "period_start", "1 DAY"),
     ("topology", "valid_from", "1 MINUTE"),  # the earlier run's firmware timeline over the span
-    ("tier_episodes", "started_at", "1 MINUTE"),  # an episode of the earlier run that started in the span
+    # an episode of the earlier run that started in the span: the tiering job's detector starts a volume afresh when
+    # its windows go back in time, and finds the new run's (the incidents stay: the breakdown's detector cannot tell
+    # a replay, flink-jobs/breakdown/README.md)
+    ("tier_episodes", "started_at", "1 MINUTE"),
 ]
 
 

@@ -35,27 +35,21 @@ public final class Detector {
     }
 
     /**
-     * The path's part in one window (epoch ms). A row of a later window closes the one being gathered and
-     * judges it: the incident's new state if that window opened, prolonged or closed one, else null. A row
-     * of a window older than the one being gathered comes too late to count and is ignored.
+     * The path's part in one window (epoch ms); a further row of the window being gathered replaces it. A row
+     * of a later window closes the one being gathered and judges it: the incident's new state if that window
+     * opened, prolonged or closed one, else null. A row of a window older than the one being gathered comes too
+     * late to count and is ignored.
      */
     public Incident add(Track t, long window, double valueUs, long ios, double discards, String site) {
         if (t.window != null && window < t.window) return null;
-        Incident judged = null;
-        if (t.window != null && window > t.window) {
-            judged = evaluate(t);
-            t.window = null;
-        }
-        if (t.window == null) {
-            t.window = window;
-            t.sum = 0;
-            t.ios = 0;
-            t.discards = 0;
-        }
+        Incident judged = t.window != null && window > t.window ? evaluate(t) : null;
+        // A window's rows are one host window, once for each version of its path (a path published again is one
+        // more) and again if re-delivered: the last row counts, its I/Os once.
         long weight = Math.max(ios, 1);
-        t.sum += valueUs * weight;
-        t.ios += weight;
-        t.discards = Math.max(t.discards, discards);
+        t.window = window;
+        t.sum = valueUs * weight;
+        t.ios = weight;
+        t.discards = discards;
         t.site = site;
         return judged;
     }

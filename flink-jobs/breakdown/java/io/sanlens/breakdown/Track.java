@@ -6,7 +6,7 @@ package io.sanlens.breakdown;
  * progress. Public fields and a default constructor, so Flink stores it as a structured type.
  */
 public class Track {
-    // the window being gathered: the IO-weighted sum of the part over its rows (one, unless re-delivered)
+    // the window being gathered: its last row's part times its I/Os, and its I/Os
     public Long window;
     public double sum;
     public long ios;

@@ -21,6 +21,8 @@ import org.apache.flink.types.Row;
         + "page_moves_up DOUBLE, page_moves_down DOUBLE>")
 public final class DetectEpisodes extends ProcessTableFunction<Row> {
     private static final long serialVersionUID = 1L;
+    // A re-delivered batch goes back seconds; a span played again (./sanlens demo, a backfill) goes back minutes.
+    public static final int REPLAY_WINDOWS = 6;
 
     private transient EpisodeDetector detector; // the arguments are literals: the same for every row
 
@@ -39,7 +41,7 @@ public final class DetectEpisodes extends ProcessTableFunction<Row> {
             @ArgumentHint(name = "rejoin_windows") Integer rejoinWindows) {
         if (detector == null) {
             detector = new EpisodeDetector(windowLengthMs, historyWindows, warmupWindows, slack, thresholdNoise,
-                    noiseFloor, minShift, settleWindows, settleNoise, rejoinWindows);
+                    noiseFloor, minShift, settleWindows, settleNoise, rejoinWindows, REPLAY_WINDOWS);
         }
         Episode e = detector.add(
                 tiers,

@@ -16,18 +16,22 @@ import java.util.Arrays;
  * baseline. A run that settles without the confirmed move was noise and is forgotten. A share that moves on
  * the same way within rejoinWindows of settling (an exponential approach pauses below the noise, then goes
  * on) re-opens the same episode.
+ *
+ * A window more than replayWindows older than the one being gathered is a replay of the volume's span (played
+ * again, its earlier episodes deleted: ingest/loader/spans.py): the state starts afresh from it, so the replay
+ * finds what a first play of the span finds. A window less far back is a re-delivery, and is ignored.
  */
 public final class EpisodeDetector {
     public static final String TIER0 = "volume.tier0_bytes", TIER1 = "volume.tier1_bytes";
     public static final String MOVES_UP = "volume.page_moves_up", MOVES_DOWN = "volume.page_moves_down";
 
     public final long windowMs;
-    public final int historySize, warmup, settleWindows, rejoinWindows;
+    public final int historySize, warmup, settleWindows, rejoinWindows, replayWindows;
     public final double slack, thresholdNoise, noiseFloor, minShift, settleNoise;
 
     public EpisodeDetector(long windowMs, int historySize, int warmup, double slack, double thresholdNoise,
                            double noiseFloor, double minShift, int settleWindows, double settleNoise,
-                           int rejoinWindows) {
+                           int rejoinWindows, int replayWindows) {
         this.windowMs = windowMs;
         this.historySize = historySize;
         this.warmup = warmup;
@@ -38,15 +42,20 @@ public final class EpisodeDetector {
         this.settleWindows = settleWindows;
         this.settleNoise = settleNoise;
         this.rejoinWindows = rejoinWindows;
+        this.replayWindows = replayWindows;
     }
 
     /**
      * One sample of the volume in a window (epoch ms). A sample of a later window judges the one being
      * gathered: the episode's new state if that window confirmed, prolonged or settled one, else null. A
-     * sample of an older window comes too late and is ignored.
+     * sample of an older window comes too late and is ignored, unless it is more than replayWindows older: a
+     * replay, from which the volume starts afresh.
      */
     public Episode add(Tiers t, long window, String metric, double value, String site) {
-        if (t.window != null && window < t.window) return null;
+        if (t.window != null && window < t.window) {
+            if (t.window - window <= (long) replayWindows * windowMs) return null;
+            t.startAfresh();
+        }
         Episode judged = null;
         if (t.window != null && window > t.window) {
             judged = judge(t);

@@ -40,4 +40,36 @@ public class Tiers {
     public double movedUp;
     public double movedDown;
     public Long lastSettled; // the window the last confirmed episode settled in
+
+    /** Every field as a new Tiers has it: the volume's span is played again, and nothing seen before counts. */
+    void startAfresh() {
+        Tiers fresh = new Tiers();
+        window = fresh.window;
+        tier0Bytes = fresh.tier0Bytes;
+        tier1Bytes = fresh.tier1Bytes;
+        movesUp = fresh.movesUp;
+        movesDown = fresh.movesDown;
+        site = fresh.site;
+        history = fresh.history;
+        historyNext = fresh.historyNext;
+        pending = fresh.pending;
+        lastBaselineWindow = fresh.lastBaselineWindow;
+        up = fresh.up;
+        down = fresh.down;
+        runSince = fresh.runSince;
+        runMovesUp = fresh.runMovesUp;
+        runMovesDown = fresh.runMovesDown;
+        inEpisode = fresh.inEpisode;
+        confirmed = fresh.confirmed;
+        direction = fresh.direction;
+        startedAt = fresh.startedAt;
+        detectedAt = fresh.detectedAt;
+        before = fresh.before;
+        noise = fresh.noise;
+        recent = fresh.recent;
+        windows = fresh.windows;
+        movedUp = fresh.movedUp;
+        movedDown = fresh.movedDown;
+        lastSettled = fresh.lastSettled;
+    }
 }
