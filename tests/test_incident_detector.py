@@ -22,6 +22,13 @@ def java():
     return java_functions().breakdown
 
 
+def map_view():
+    """The detector's history as the function's state holds it: a map view (its own HashMap outside a job)."""
+    from pyflink.java_gateway import get_gateway
+
+    return get_gateway().jvm.org.apache.flink.table.api.dataview.MapView()
+
+
 def detector(java, **changes):
     i = Incidents(**changes)
     return java.Detector(
@@ -39,9 +46,9 @@ def detector(java, **changes):
 
 def play(java, values, discards=0.0, ios=1000, **changes):
     """Each value is the path's part in one window; the incidents' states, in the order reported."""
-    d, track, states = detector(java, **changes), java.Track(), []
+    d, track, history, states = detector(java, **changes), java.Track(), map_view(), []
     for n, value in enumerate([*values, 0.0]):  # a last window's row judges the one before it
-        state = d.add(track, window(n), float(value), ios, float(discards), "s")
+        state = d.add(track, history, window(n), float(value), ios, float(discards), "s")
         if state is not None:
             states.append(SimpleNamespace(**{f: get_field(state, f) for f in FIELDS}))
     return states
@@ -71,10 +78,10 @@ def test_windows_lost_after_a_fault_do_not_stretch_it(java):
     """A window the joins lost (a part that came too late) is a gap, not a normal window: the incident ends
     where its last window above ends, not at the next window that arrives (CI once saw a slow drain's end
     three windows late)."""
-    d, track, states = detector(java), java.Track(), []
+    d, track, history, states = detector(java), java.Track(), map_view(), []
     values = [100.0] * 20 + [600.0] * 10 + [None] * 3 + [100.0] * 3  # windows 30-32 never arrive
     for n, value in enumerate(values):
-        if value is not None and (state := d.add(track, window(n), value, 1000, 0.0, "s")) is not None:
+        if value is not None and (state := d.add(track, history, window(n), value, 1000, 0.0, "s")) is not None:
             states.append(state)
     closed = states[-1]
     assert get_field(closed, "endedAt") == window(30) and get_field(closed, "windows") == 10
@@ -94,10 +101,10 @@ def test_a_window_delivered_twice_counts_once(java):
     publishes its fleet's paths again), and again if re-delivered. The last counts; an incident counts its I/Os
     once, not once per row."""
     values = [100.0] * 20 + [600.0] * 10 + [100.0] * 5
-    d, track, states = detector(java), java.Track(), []
+    d, track, history, states = detector(java), java.Track(), map_view(), []
     for n, value in enumerate([*values, 0.0]):
         for _ in range(2):
-            if (state := d.add(track, window(n), value, 1000, 0.0, "s")) is not None:
+            if (state := d.add(track, history, window(n), value, 1000, 0.0, "s")) is not None:
                 states.append(SimpleNamespace(**{f: get_field(state, f) for f in FIELDS}))
     assert states == play(java, values)
     assert states[-1].ios == 10 * 1000 and d.baseline(track) == pytest.approx(100.0)
@@ -128,8 +135,19 @@ def test_discards_make_a_fabric_incident_severe(java):
 
 
 def test_a_row_of_a_window_already_judged_is_ignored(java):
-    d, track = detector(java), java.Track()
+    d, track, history = detector(java), java.Track(), map_view()
     for n in range(10):
-        d.add(track, window(n), 100.0, 1000, 0.0, "s")
-    assert d.add(track, window(3), 99_999.0, 1000, 0.0, "s") is None
+        d.add(track, history, window(n), 100.0, 1000, 0.0, "s")
+    assert d.add(track, history, window(3), 99_999.0, 1000, 0.0, "s") is None
     assert d.baseline(track) == pytest.approx(100.0)
+
+
+def test_the_history_takes_normal_windows_thirty_at_a_time_once_it_has_thirty(java):
+    """The ring is read and sorted once in 30 windows (its map view is read only then): the baseline follows
+    the history up to 30 windows late."""
+    d, track, history = detector(java), java.Track(), map_view()
+    for n, value in enumerate([100.0] * 30 + [50.0] * 30):
+        d.add(track, history, window(n), value, 1000, 0.0, "s")  # judges windows 0 to 58
+    assert d.baseline(track) == pytest.approx(100.0)  # 29 windows of 50 still gathered apart
+    d.add(track, history, window(60), 50.0, 1000, 0.0, "s")
+    assert d.baseline(track) == pytest.approx(50.0)

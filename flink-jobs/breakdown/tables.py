@@ -221,6 +221,8 @@ class Incidents:
 
 
 def insert_incidents(i: Incidents, window_s: int) -> str:
+    # The uid changes with the layout of the function's state (-2: the history apart from the track): a stack
+    # restored from an older checkpoint starts the detector afresh, where the old layout would fail the restore.
     return f"""
     INSERT INTO incidents
     SELECT contributor, component, path, incident_id, site, started_at, ended_at, last_window, windows, ios,
@@ -230,7 +232,7 @@ def insert_incidents(i: Incidents, window_s: int) -> str:
         window_length_ms => {window_s * 1000},
         history_windows => {i.history_windows}, warmup_windows => {i.warmup_windows}, quantile => {i.quantile!r}E0,
         relative_margin => {i.relative_margin!r}E0, absolute_margin_us => {i.absolute_margin_us!r}E0,
-        open_after => {i.open_after}, close_after => {i.close_after}, uid => 'incidents')"""
+        open_after => {i.open_after}, close_after => {i.close_after}, uid => 'incidents-2')"""
 
 
 def incidents_sink(kafka_sink: Callable[[str, str], str]) -> str:

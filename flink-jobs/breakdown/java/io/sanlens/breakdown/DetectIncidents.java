@@ -6,6 +6,7 @@ import org.apache.flink.table.annotation.ArgumentHint;
 import org.apache.flink.table.annotation.ArgumentTrait;
 import org.apache.flink.table.annotation.DataTypeHint;
 import org.apache.flink.table.annotation.StateHint;
+import org.apache.flink.table.api.dataview.MapView;
 import org.apache.flink.table.functions.ProcessTableFunction;
 import org.apache.flink.types.Row;
 
@@ -26,6 +27,7 @@ public final class DetectIncidents extends ProcessTableFunction<Row> {
 
     public void eval(
             @StateHint(name = "track", ttl = "1 d") Track track,
+            @StateHint(name = "history", ttl = "1 d") MapView<Integer, double[]> history,
             @ArgumentHint(value = ArgumentTrait.SET_SEMANTIC_TABLE, name = "input") Row input,
             @ArgumentHint(name = "window_length_ms") Integer windowLengthMs,
             @ArgumentHint(name = "history_windows") Integer historyWindows,
@@ -43,6 +45,7 @@ public final class DetectIncidents extends ProcessTableFunction<Row> {
                 + input.<String>getFieldAs("path");
         Incident i = detector.add(
                 track,
+                history,
                 input.<Long>getFieldAs("window_ms"),
                 input.<Double>getFieldAs("value_us"),
                 input.<Long>getFieldAs("ios"),

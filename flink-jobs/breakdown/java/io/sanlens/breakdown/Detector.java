@@ -2,6 +2,8 @@ package io.sanlens.breakdown;
 
 import java.util.Arrays;
 
+import org.apache.flink.table.api.dataview.MapView;
+
 /**
  * Incidents of one contributor on one component along one path, from its part of the path's latency, window by
  * window (README.md, "Incidents"). Pure logic over a Track; DetectIncidents runs it as Flink state. A path's
@@ -14,9 +16,13 @@ import java.util.Arrays;
  * them, `closeAfter` normal windows in a row close it at the end of its last window above. Windows the joins
  * lost in between (a part that arrived too late) are gaps: the incident ends where its evidence ends, not at
  * the next window that happens to arrive. While a run lasts the baseline is frozen and its windows are kept
- * out of the history.
+ * out of the history. The history (a ring of the last normal windows) is kept apart from the Track, in a map
+ * view, and takes the normal windows FLUSH_EVERY at a time: the baseline follows the last hour up to 5 minutes
+ * late, and the ring is read and sorted once in 30 windows instead of at every one.
  */
 public final class Detector {
+    static final int FLUSH_EVERY = 30; // normal windows gathered before they go into the history, once it has as many
+    private static final int RING = 0; // the history's one entry in its map view
     public final long windowMs;
     public final int historySize, warmup, openAfter, closeAfter;
     public final double quantile, relativeMargin, absoluteMarginUs, severeUs;
@@ -40,9 +46,10 @@ public final class Detector {
      * opened, prolonged or closed one, else null. A row of a window older than the one being gathered comes too
      * late to count and is ignored.
      */
-    public Incident add(Track t, long window, double valueUs, long ios, double discards, String site) {
+    public Incident add(Track t, MapView<Integer, double[]> history, long window, double valueUs, long ios,
+                        double discards, String site) {
         if (t.window != null && window < t.window) return null;
-        Incident judged = t.window != null && window > t.window ? evaluate(t) : null;
+        Incident judged = t.window != null && window > t.window ? evaluate(t, history) : null;
         // A window's rows are one host window, once for each version of its path (a path published again is one
         // more) and again if re-delivered: the last row counts, its I/Os once.
         long weight = Math.max(ios, 1);
@@ -56,14 +63,10 @@ public final class Detector {
 
     /** The baseline the next window is judged against, or NaN while there is too little history. */
     public double baseline(Track t) {
-        int n = Math.min(t.history.length, historySize);
-        if (n < warmup) return Double.NaN;
-        double[] sorted = Arrays.copyOf(t.history, n);
-        Arrays.sort(sorted);
-        return sorted[(int) Math.floor(quantile * (n - 1))];
+        return t.baseline == null ? Double.NaN : t.baseline;
     }
 
-    private Incident evaluate(Track t) {
+    private Incident evaluate(Track t, MapView<Integer, double[]> history) {
         double value = t.sum / t.ios;
         double baseline = t.runWindows > 0 ? t.runBaseline : baseline(t);
         boolean above = !Double.isNaN(baseline)
@@ -86,7 +89,7 @@ public final class Detector {
             t.open = true;
             return incident(t, null);
         }
-        remember(t, value);
+        remember(t, history, value);
         if (!t.open) {
             t.runWindows = 0; // a blip shorter than openAfter: no incident
             return null;
@@ -107,13 +110,35 @@ public final class Detector {
                 t.peak, severity);
     }
 
-    private void remember(Track t, double value) {
-        if (t.history.length < historySize) {
-            t.history = Arrays.copyOf(t.history, t.history.length + 1);
-            t.history[t.history.length - 1] = value;
-        } else {
-            t.history[t.historyNext] = value;
-            t.historyNext = (t.historyNext + 1) % historySize;
+    private void remember(Track t, MapView<Integer, double[]> history, double value) {
+        t.recent = Arrays.copyOf(t.recent, t.recent.length + 1);
+        t.recent[t.recent.length - 1] = value;
+        if (t.recent.length < (t.historyLength < FLUSH_EVERY ? 1 : FLUSH_EVERY)) return;
+        try {
+            double[] ring = history.get(RING);
+            if (ring == null) ring = new double[0];
+            for (double v : t.recent) {
+                if (ring.length < historySize) {
+                    ring = Arrays.copyOf(ring, ring.length + 1);
+                    ring[ring.length - 1] = v;
+                } else {
+                    ring[t.historyNext] = v;
+                    t.historyNext = (t.historyNext + 1) % historySize;
+                }
+            }
+            history.put(RING, ring);
+            t.recent = new double[0];
+            t.historyLength = ring.length;
+            t.baseline = quantileOf(ring);
+        } catch (Exception e) {
+            throw new IllegalStateException("incident history unreadable or unwritable", e);
         }
+    }
+
+    private Double quantileOf(double[] ring) {
+        if (ring.length < warmup) return null;
+        double[] sorted = ring.clone();
+        Arrays.sort(sorted);
+        return sorted[(int) Math.floor(quantile * (sorted.length - 1))];
     }
 }

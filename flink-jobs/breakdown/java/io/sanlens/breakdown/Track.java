@@ -13,9 +13,13 @@ public class Track {
     public double discards;
     public String site = "";
 
-    // the last normal windows' values (a ring), the baseline's source
-    public double[] history = new double[0];
+    // the last normal windows' values not yet in the history (a map view of the state, read only when they go
+    // in: the Track is read and written with every row, and in RocksDB a whole hour's ring with it was most of
+    // the job's time), the history's size and next slot, and the baseline of its last update (null: too few)
+    public double[] recent = new double[0];
+    public int historyLength;
     public int historyNext;
+    public Double baseline;
 
     // the run of windows above the baseline, and the incident once the run is long enough
     public Long runStart;
