@@ -14,6 +14,7 @@ from sanlensctl import config
 from sanlensctl.errors import SanlensError
 
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def pid_file(name: str) -> Path:
@@ -90,7 +91,7 @@ def uptime(pid: int) -> float:
     """Seconds since the process started."""
     start_ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
     boot_seconds = float(Path("/proc/uptime").read_text().split()[0])
-    return boot_seconds - start_ticks / os.sysconf("SC_CLK_TCK")
+    return boot_seconds - start_ticks / TICKS
 
 
 def alive(pid: int) -> bool:
@@ -117,17 +118,31 @@ def resident_bytes(name: str) -> int:
     """Resident memory of the process `name` and the rest of its process group (a Flink job's JVM): 0 if it is
     not running."""
     pid = pid_of(name)
-    if pid is None:
-        return 0
-    total = 0
+    return sum(int(fields[21]) * PAGE_BYTES for fields in _group(pid)) if pid else 0  # rss, in pages
+
+
+def cpu_seconds(name: str) -> float | None:
+    """CPU time the process `name` and the rest of its process group have used so far: None if it is not running."""
+    pid = pid_of(name)
+    return sum(int(fields[11]) + int(fields[12]) for fields in _group(pid)) / TICKS if pid else None  # utime, stime
+
+
+def _group(pid: int):
+    """The fields of /proc/PID/stat after the command's name (state, ppid, pgrp, ...) of each process in the
+    process group `pid`."""
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()  # after the command's name: state, ppid, pgrp, ...
+            fields = stat.read_text().rsplit(")", 1)[1].split()
             if int(fields[2]) == pid:
-                total += int(fields[21]) * PAGE_BYTES  # rss, in pages
+                yield fields
         except (OSError, ValueError, IndexError):
             continue  # a process that ended meanwhile
-    return total
+
+
+def kill(pid: int) -> None:
+    """SIGKILL the process group of `pid`, a live process of the stack (the supervisor ending a Flink job that is
+    alive but not working: its process and its JVM). Its pid file stays: to the supervisor, a death."""
+    _signal_group(pid, signal.SIGKILL)
 
 
 def kill_leftovers(pid: int) -> None:
@@ -162,13 +177,19 @@ def require_free(port: int, what: str, variable: str) -> None:
         )
 
 
-def wait_for(check, timeout: float, what: str, pid: int | None = None, log: Path | None = None):
-    """Poll `check()` until it returns a truthy value; fail early if the process died."""
+def wait_for(check, timeout: float, what: str, processes: list[str] = (), why=None):
+    """Poll `check()` until it returns a truthy value; fail early if one of `processes` (by name) died, with its
+    last words (`why`: as last_words)."""
     deadline = time.monotonic() + timeout
     last_error = None
     while time.monotonic() < deadline:
-        if pid is not None and not alive(pid):
-            raise SanlensError(f"{what} exited during start-up: see {log}" + _last_line(log))
+        for name in processes:
+            pid = recorded_pid(name)
+            if pid is not None and not alive(pid):
+                said = last_words(name, why)
+                raise SanlensError(
+                    f"{name} exited during start-up: see {log_file(name)}" + (f" ({said})" if said else "")
+                )
         try:
             result = check()
             if result:
@@ -176,12 +197,15 @@ def wait_for(check, timeout: float, what: str, pid: int | None = None, log: Path
         except Exception as exc:  # the probe's own failure is what we are waiting out
             last_error = exc
         time.sleep(0.5)
-    raise SanlensError(f"{what} not healthy after {timeout:.0f} s ({last_error}): see {log}")
+    logs = log_file(processes[0]) if len(processes) == 1 else config.LOGS
+    raise SanlensError(f"{what} not healthy after {timeout:.0f} s ({last_error}): see {logs}")
 
 
-def _last_line(log: Path | None) -> str:
-    lines = tail(log, 1) if log else []
-    return f" (last line: {lines[0][:200]})" if lines else ""
+def last_words(name: str, why=None) -> str:
+    """What the log of the process `name` says of its end: `why(name)` when its component reads it (a Flink job:
+    the last exception of its run), else the log's last line."""
+    lines = tail(log_file(name), 1)
+    return ((why(name) if why else None) or (lines[0] if lines else ""))[:300]
 
 
 def tail(log: Path, n: int) -> list[str]:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import urllib.request
+from datetime import UTC, datetime
 
 from ingest import topics
 from sanlensctl import config, db, offsets, procs
@@ -69,6 +71,7 @@ def start_process(name: str) -> int:
     # and the JVM's native allocations from a mini-cluster's hundred threads spread over them
     env["MALLOC_ARENA_MAX"] = "2"
     argv = [sys.executable, str(config.ROOT / "flink-jobs" / job / "job.py"), "--rest-port", str(port)]
+    _mark_start(name, job)
     return procs.start(name, argv, env, nice=0 if job in INGEST_PATH else config.ANALYTICS_NICE)
 
 
@@ -103,12 +106,61 @@ def freshness(job: str) -> dict:
 
 
 def state(job: str) -> str:
-    """The job's state on its mini-cluster: RUNNING, another of Flink's states, or "no job"."""
+    """The job's state on its mini-cluster: RUNNING, another of Flink's states, "no job", or "no answer" (its
+    REST API down, or its JVM too busy to answer within the timeout)."""
     try:
         states = _states(config.FLINK_REST_PORT + JOBS.index(job))
-    except OSError:
-        states = []
+    except (OSError, ValueError):
+        return "no answer"
     return "RUNNING" if "RUNNING" in states else (states[-1] if states else "no job")
+
+
+GC_TIME = "Status.JVM.GarbageCollector.All.Time"  # ms, all collectors together
+
+
+def health(name: str) -> tuple[str, float | None]:
+    """What the supervisor watches of a job's running process (supervisor.Liveness): the job's state, and its JVM's
+    time in GC so far in seconds (None while unknown: Flink's REST API has no metrics in its first answer)."""
+    job = JOBS[PROCESSES.index(name)]
+    current = state(job)
+    if current == "no answer":
+        return current, None
+    url = f"http://127.0.0.1:{config.FLINK_REST_PORT + JOBS.index(job)}/jobmanager/metrics?get={GC_TIME}"
+    try:  # a mini-cluster's JobManager runs in the one JVM of the job
+        with urllib.request.urlopen(url, timeout=3) as resp:
+            values = json.load(resp)
+        return current, float(values[0]["value"]) / 1000 if values else None
+    except (OSError, ValueError, LookupError):
+        return current, None
+
+
+START = "==> sanlens: starting "  # the line that begins each run of a job in its log
+
+
+def _mark_start(name: str, job: str) -> None:
+    config.LOGS.mkdir(parents=True, exist_ok=True)
+    with open(procs.log_file(name), "a") as log:
+        log.write(f"{START}{name} at {datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}, heap {heap(job)}\n")
+
+
+# A Java exception or error, by its class's full name, where a line names it (a stack trace's frames do not end so):
+# "Terminating due to java.lang.OutOfMemoryError: ...", "Caused by: org.apache....TimeoutException: ...". py4j's
+# own say only that the JVM failed or went away; what the JVM said is on a line of its own.
+JAVA_EXCEPTION = re.compile(r"(?:^|[\s:])((?!py4j\.)(?:[a-z_][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error)(?::.*)?)$")
+
+
+def why(name: str) -> str | None:
+    """Why the job of process `name` is not RUNNING, if its logs say: the last Java exception of its last run in its
+    log (the JVM's OutOfMemoryError, the exception that ended its start), else in its mini-cluster's log (what
+    failed its tasks; written anew at each start)."""
+    log = procs.tail(procs.log_file(name), 2000)
+    run = log[max((i for i, line in enumerate(log) if line.startswith(START)), default=0) :]
+    jvm = [line for path in jvm_log_dir(JOBS[PROCESSES.index(name)]).glob("*.log") for line in procs.tail(path, 2000)]
+    for lines in (run, jvm):
+        found = [m.group(1) for m in map(JAVA_EXCEPTION.search, lines) if m]
+        if found:
+            return found[-1][:300]
+    return None
 
 
 def _job(job: str) -> dict:
@@ -123,6 +175,8 @@ def _job(job: str) -> dict:
 
 def describe(job: str, entry: dict) -> str:
     text = f"{job}: {entry['state']}"
+    if entry["state"] != "RUNNING" and (reason := why(f"flink-{job}")):
+        text += f" ({reason})"
     if "lag" in entry:
         f = entry["freshness"]
         text += f", lag {entry['lag']:,}, " + (

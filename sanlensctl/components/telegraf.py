@@ -39,12 +39,12 @@ def reload() -> None:
     last output it connects, listens again."""
     pid, log = procs.pid_of(NAME), procs.log_file(NAME)
     if pid is None:
-        pid = start()
-        procs.wait_for(lambda: probe()["healthy"], 60, NAME, pid=pid, log=log)
+        start()
+        procs.wait_for(lambda: probe()["healthy"], 60, NAME, [NAME])
         return
     offset = log.stat().st_size
     os.kill(pid, signal.SIGHUP)
-    procs.wait_for(lambda: RELOADED in _log_since(log, offset), 60, f"{NAME} reloading its config", pid=pid, log=log)
+    procs.wait_for(lambda: RELOADED in _log_since(log, offset), 60, f"{NAME} reloading its config", [NAME])
 
 
 RELOADED = "[outputs.health] Listening on"
