@@ -318,7 +318,7 @@ def cmd_test(args) -> int:
     return subprocess.call(argv, env=env, cwd=config.ROOT)
 
 
-def _memory_warning(needed_gib: float = 9) -> str:
+def _memory_warning(needed_gib: float = 5) -> str:
     available = next(int(line.split()[1]) / 2**20 for line in open("/proc/meminfo") if line.startswith("MemAvailable"))
     return (
         ""
