@@ -76,27 +76,29 @@ def latest_checkpoint(checkpoints: Path) -> Path | None:
     return latest
 
 
-def forget_other_backends(checkpoints: Path) -> None:
+def forget_other_backends(checkpoints: Path, backend: str) -> None:
     """Deletes checkpoints another state backend wrote (a stack of before issue 38 kept its state on the heap):
     a checkpoint restores only into the backend that wrote it. The job then starts from its group's offsets,
     which every checkpoint committed to Kafka: each cumulative series takes one baseline again."""
     marker = checkpoints / "state-backend"
     written_by = marker.read_text().strip() if marker.exists() else ("hashmap" if any(checkpoints.iterdir()) else "")
-    if written_by and written_by != STATE_BACKEND:
+    if written_by and written_by != backend:
         print(f"checkpoints of the {written_by} state backend set aside: starting from the group's offsets", flush=True)
         for run in checkpoints.iterdir():
             if run.is_dir():
                 shutil.rmtree(run, ignore_errors=True)
-    marker.write_text(STATE_BACKEND + "\n")
+    marker.write_text(backend + "\n")
 
 
-def table_env(job: str, args: argparse.Namespace, checkpoint_interval: str = "10 s") -> TableEnvironment:
+def table_env(
+    job: str, args: argparse.Namespace, checkpoint_interval: str = "10 s", state_backend: str = STATE_BACKEND
+) -> TableEnvironment:
     """The job's environment; its outputs become visible downstream with each checkpoint, every
-    `checkpoint_interval` (a job with a large state takes a longer one: each checkpoint copies it all)."""
+    `checkpoint_interval`. Its state in RocksDB unless `state_backend` says otherwise ("hashmap": on the heap)."""
     state = state_dir(job)
     checkpoints = state / "checkpoints" / group(args, job)
     checkpoints.mkdir(parents=True, exist_ok=True)
-    forget_other_backends(checkpoints)
+    forget_other_backends(checkpoints, state_backend)
     restore = latest_checkpoint(checkpoints)
     if restore:
         print(f"resuming from {restore}", flush=True)
@@ -121,7 +123,7 @@ def table_env(job: str, args: argparse.Namespace, checkpoint_interval: str = "10
         # State off the heap: RocksDB (in flink-dist), checkpoints carrying only what changed. Its caches and write
         # buffers live in managed memory, whose size bounds them, so a job's heap no longer grows with its state,
         # nor with a backlog held in a join's wait.
-        "state.backend.type": STATE_BACKEND,
+        "state.backend.type": state_backend,
         "execution.checkpointing.incremental": "true",
         "table.exec.source.idle-timeout": "5 s",
         "table.local-time-zone": "UTC",
