@@ -63,7 +63,9 @@ def test_status_json_reports_every_component_healthy_with_a_real_probe(stack):
         entry = report[name]
         assert entry["healthy"] is True, (name, entry)
         assert isinstance(entry["pid"], int) and entry["version"]
-        assert set(entry) - {"jobs"} == {"healthy", "pid", "port", "version", "detail"} | SUPERVISION, (name, entry)
+        expected = {"healthy", "pid", "port", "version", "detail", "memory_mib"} | SUPERVISION
+        assert set(entry) - {"jobs"} == expected, (name, entry)
+        assert entry["memory_mib"] > 0, (name, entry)  # resident memory of its processes
     assert report["flink"]["detail"].startswith("normalize: RUNNING, lag ")
     for job, progress in report["flink"]["jobs"].items():  # each job's lag and how fresh its output is
         assert progress["state"] == "RUNNING" and progress["lag"] >= 0, (job, progress)
