@@ -13,11 +13,10 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from confluent_kafka import Producer
-
 from ingest import topics
-from sanlensctl import config, offsets, procs
+from sanlensctl import offsets, procs
 from sanlensctl.components import flink
+from tests.benchmarks.bench_common import copier
 
 DISK = "D:"
 INTERVAL_S = 10
@@ -59,16 +58,7 @@ def produce(site: str, hosts: int, intervals: int) -> Burst:
     source, as Telegraf's Kafka output keys them), oldest interval first, ending an interval ago."""
     now = int(time.time()) // INTERVAL_S * INTERVAL_S
     burst = Burst(site, hosts, intervals, datetime.fromtimestamp(now - intervals * INTERVAL_S, UTC))
-    producer = Producer(
-        {
-            "bootstrap.servers": config.KAFKA_BOOTSTRAP,
-            "linger.ms": 20,
-            "batch.size": 1_000_000,
-            "compression.type": "lz4",
-            "queue.buffering.max.messages": 1_000_000,
-            "log_level": 0,
-        }
-    )
+    producer = copier()
     first_s = int(burst.first.timestamp())
     for t in range(intervals):
         for h in range(hosts):
