@@ -14,10 +14,6 @@ JOB = "burn_rates"
 # One subtask keeps each entity's windows in order through the joins, which the evaluator relies on.
 PARALLELISM = 1
 EVALUATOR_CLASS = "io.sanlens.burnrates.EvaluateBurnRates"
-# Its state stays on the heap for now: its 20-minute interval join in RocksDB read a 12-hour 200-array backfill's
-# histogram rows at a few hundred a second (every element seeks the other side's rows), and the firmware-rollout
-# test took 26 minutes instead of 2 (issue 38's next step: that join on event-time windows).
-STATE_BACKEND = "hashmap"
 OPTIONS = [
     (("--input",), {"default": topics.HISTOGRAMS, "help": "topic of service-time histograms"}),
     (("--breakdown",), {"default": topics.BREAKDOWN, "help": "topic of the paths' latency windows"}),
@@ -51,8 +47,7 @@ def statements(env, args):
 
 def main() -> None:
     args = runtime.arguments(__doc__, OPTIONS, PARALLELISM)
-    env = runtime.table_env(JOB, args, state_backend=STATE_BACKEND)
-    runtime.run_until_stopped(statements(env, args).execute())
+    runtime.run_until_stopped(statements(runtime.table_env(JOB, args), args).execute())
 
 
 if __name__ == "__main__":

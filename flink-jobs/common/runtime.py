@@ -35,8 +35,20 @@ STATE_BACKEND = "rocksdb"
 # Submitted to a cluster (`flink run --python`, the docker-compose shape), which sets this for the job's process,
 # rather than run on a mini-cluster of its own (local mode).
 ON_CLUSTER = "PYFLINK_GATEWAY_PORT" in os.environ
-# RocksDB's block cache and write buffers, shared by the job's slots (SANLENS_FLINK_MANAGED_MEMORY overrides)
-MANAGED_MEMORY = "128m"
+# RocksDB's block cache and write buffers, shared by the job's slots (SANLENS_FLINK_MANAGED_MEMORY overrides): the
+# breakdown's joins hold minutes of every path's parts, and at 128 MB their reads were half as fast (docs/benchmarks.md)
+MANAGED_MEMORY = {"breakdown": "256m"}
+DEFAULT_MANAGED_MEMORY = "128m"
+# How RocksDB holds the state, measured on the breakdown's interval joins (tests/benchmarks/bench_breakdown.py, 60
+# simulated minutes of 100 arrays): 28,000 samples/s with Flink's defaults, 120,000 with bloom filters and the
+# options for large memtables and files below, and 256 MB of managed memory. Large write buffers keep a join's wait
+# in the memtables, so the rows it looks up are mostly found there rather than in files on disk, and bloom filters
+# answer the lookups of keys a join has not seen without reading a file. The joins' timers stay in RocksDB: on the
+# heap (125,000 samples/s) they would grow it with every row waiting.
+ROCKSDB = {
+    "state.backend.rocksdb.use-bloom-filter": "true",
+    "state.backend.rocksdb.predefined-options": "SPINNING_DISK_OPTIMIZED_HIGH_MEM",
+}
 
 
 def arguments(description: str, extra: list[tuple[tuple, dict]] = (), parallelism: int = 2) -> argparse.Namespace:
@@ -125,6 +137,7 @@ def table_env(
         # nor with a backlog held in a join's wait.
         "state.backend.type": state_backend,
         "execution.checkpointing.incremental": "true",
+        **ROCKSDB,
         "table.exec.source.idle-timeout": "5 s",
         "table.local-time-zone": "UTC",
         # SQL operators never hold on to a row they passed on, so chained operators may hand rows over
@@ -141,7 +154,9 @@ def table_env(
             "web.upload.dir": str(tmp),
             "python.executable": sys.executable,
             "state.backend.rocksdb.localdir": str((state / "rocksdb").resolve()),
-            "taskmanager.memory.managed.size": os.environ.get("SANLENS_FLINK_MANAGED_MEMORY", MANAGED_MEMORY),
+            "taskmanager.memory.managed.size": os.environ.get(
+                "SANLENS_FLINK_MANAGED_MEMORY", MANAGED_MEMORY.get(job, DEFAULT_MANAGED_MEMORY)
+            ),
             # the records between the job's operators (64 MB by default): a few buffers a channel are plenty here
             "taskmanager.memory.network.min": "32m",
             "taskmanager.memory.network.max": "32m",
