@@ -12,7 +12,8 @@ bench_freshness), and whether the stack kept up: the delays of the last minute a
 3. After the last interval: until every record is accounted for and every sample out is queryable (or
    `--timeout`), then until every Flink job has caught up (its peak lag, peak memory), then the delays: of every
    sample and every analytics row, and the CPU seconds each process of the stack spent from the first interval
-   measured on. The run's rows are deleted at the end.
+   measured on, until the last sample was queryable and until every job had caught up. The run's rows are deleted
+   at the end.
 
 With `--warmup W`, the same fleet plays W minutes before the measured ones, and only those are measured: the steady
 state of a stack that already carries the fleet (its JIT compiled, its series known), not a fresh stack's first
@@ -178,6 +179,7 @@ def main() -> int:
             f"took {copy_cpu:.0f} CPU-s\n"
         )
         drained = backlog.drain(args.timeout)
+        cpu_drained = {name: spent - cpu_before.get(name, 0.0) for name, spent in cpu_by_process().items()}
         print(f"the analytics caught up {time.monotonic() - drained.started:.0f} s after that:")
         print("\n".join(drained.report()))
         print(f"stack memory at the end: {stack.resident_bytes() / 2**30:.2f} GiB\n")
@@ -194,9 +196,10 @@ def main() -> int:
             },
         ).first_row
         print(f"\nsamples' p95 delay: {first:.1f} s in the first minute measured, {last:.1f} s in the last")
-        busiest = sorted(cpu.items(), key=lambda kv: -kv[1])
-        spent = ", ".join(f"{name} {seconds:.0f}" for name, seconds in busiest)
-        print(f"CPU-s from the first interval measured to the last sample queryable: {spent}")
+        for until, spent in (("the last sample queryable", cpu), ("every job caught up", cpu_drained)):
+            busiest = sorted(spent.items(), key=lambda kv: -kv[1])
+            busiest = ", ".join(f"{name} {seconds:.0f}" for name, seconds in busiest)
+            print(f"CPU-s from the first interval measured to {until}: {busiest}")
         return 0
     finally:
         admin.delete_topics([held])
