@@ -15,7 +15,7 @@ from grafana_foundation_sdk.models.dashboard import (
     DynamicConfigValue,
 )
 
-from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query, cascading_variable
+from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query, cascading_variable, datasource_variable
 
 UID = "sanlens-install-base"
 TITLE = "Install base service times"
@@ -239,7 +239,7 @@ def build() -> dashboard.Dashboard:
     direction = (
         dashboard.CustomVariable("direction").label("Direction").values("write,read").multi(False).include_all(False)
     )
-    board = board.with_variable(direction)
+    board = board.with_variable(datasource_variable()).with_variable(direction)
     for name, label, parents in VARIABLES:
         board = board.with_variable(variable(name, label, parents))
     board = (

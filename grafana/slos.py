@@ -19,7 +19,7 @@ from grafana_foundation_sdk.models.common import (
 )
 from grafana_foundation_sdk.models.dashboard import DynamicConfigValue, Threshold, ThresholdsMode
 
-from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query, cascading_variable
+from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query, cascading_variable, datasource_variable
 from grafana.where_the_latency_is import in_range
 from slo import definitions
 
@@ -341,7 +341,7 @@ def build() -> dashboard.Dashboard:
         .editable()
         .annotation(alert_annotations("page", "red"))
         .annotation(alert_annotations("ticket", "orange"))
-    )
+    ).with_variable(datasource_variable())
     for name, label, parents in VARIABLES:
         board = board.with_variable(variable(name, label, parents))
     return (

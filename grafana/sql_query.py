@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from grafana_foundation_sdk.builders import dashboard
 from grafana_foundation_sdk.cog import builder, variants
-from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableRefresh, VariableSort
+from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableOption, VariableRefresh, VariableSort
 
 PLUGIN = "grafana-clickhouse-datasource"
-DATASOURCE_UID = "sanlens-clickhouse"  # grafana/provisioning/datasources/clickhouse.yaml
-DATASOURCE = DataSourceRef(type_val=PLUGIN, uid=DATASOURCE_UID)
+# The provisioned data source (grafana/provisioning/datasources/clickhouse.yaml): what the alert rules read, and the
+# default of every dashboard's data source variable, which a Grafana the dashboards are imported into sets to its own
+# ClickHouse data source (grafana/README.md, "Your own Grafana").
+DATASOURCE_NAME, DATASOURCE_UID = "ClickHouse", "sanlens-clickhouse"
+DATASOURCE_VARIABLE = "datasource"
+DATASOURCE = DataSourceRef(type_val=PLUGIN, uid=f"${{{DATASOURCE_VARIABLE}}}")
 # The plugin's result formats (its Format enum): time series frames or a table.
 TIME_SERIES, TABLE = 0, 1
 
@@ -35,6 +39,16 @@ class Query(builder.Builder[ClickHouseSQL]):
 
     def build(self) -> ClickHouseSQL:
         return self._query
+
+
+def datasource_variable():
+    """The dashboard's ClickHouse data source: any of the plugin's, the provisioned one by default."""
+    return (
+        dashboard.DatasourceVariable(DATASOURCE_VARIABLE)
+        .label("ClickHouse")
+        .type(PLUGIN)
+        .current(VariableOption(selected=True, text=DATASOURCE_NAME, value=DATASOURCE_UID))
+    )
 
 
 def cascading_variable(name: str, label: str, parents: list[str], table: str, time_column: str, where: str = ""):

@@ -18,7 +18,7 @@ from grafana_foundation_sdk.models.common import (
 )
 from grafana_foundation_sdk.models.dashboard import DynamicConfigValue
 
-from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query, cascading_variable
+from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query, cascading_variable, datasource_variable
 
 UID = "sanlens-latency-breakdown"
 TITLE = "Where the latency is"
@@ -383,7 +383,7 @@ def build() -> dashboard.Dashboard:
         .editable()
         .annotation(incident_annotations())
         .annotation(tier_annotations())
-    )
+    ).with_variable(datasource_variable())
     for name, label, parents in VARIABLES:
         board = board.with_variable(variable(name, label, parents))
     return (

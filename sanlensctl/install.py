@@ -245,23 +245,38 @@ def dbt_venv() -> Path:
     return dbt
 
 
-def chromium() -> str:
-    """Headless Chromium for the report's PNGs (through kaleido) and the report's browser test. Debian's
-    package is installed with apt-get when it is missing and we are root; otherwise we say what to do."""
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found:
-        return found
+CHROMIUM_MISSING = (
+    "Chromium (for the report's PNGs and its test) was not found: install it (Debian: apt-get install chromium) "
+    "or put it on PATH; ./sanlens up installs it when run as root"
+)
+
+
+def _find_chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def chromium() -> None:
+    """Headless Chromium for the report's PNGs (through kaleido) and the report's browser test: part of the set-up.
+    Debian's package is installed with apt-get when it is missing and we are root; otherwise one line says what to
+    do, and the rest of the stack is set up without it (only `report` and `test` need it)."""
+    if _find_chromium():
+        return
     apt = shutil.which("apt-get")
     if not apt or os.geteuid() != 0:
-        raise SanlensError(
-            "Chromium is required for the report's PNGs and its test and was not found: "
-            "install it (Debian: apt-get install chromium) or put it on PATH"
-        )
+        step(f"skipped: {CHROMIUM_MISSING}")
+        return
     step("installing Debian's chromium (first run: about 1 minute)")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     _run([apt, "update", "-q"], "apt-get update", env=env)
     _run([apt, "install", "-y", "-q", "--no-install-recommends", "chromium"], "apt-get install chromium", env=env)
-    return shutil.which("chromium")
+
+
+def require_chromium() -> str:
+    """Chromium's path, or the one-line error that says what is missing; never installs anything."""
+    found = _find_chromium()
+    if not found:
+        raise SanlensError(CHROMIUM_MISSING)
+    return found
 
 
 def everything() -> None:
@@ -275,6 +290,7 @@ def everything() -> None:
         "Telegraf build": telegraf,
         "Alertmanager build": alertmanager,
         "dbt environment": dbt_venv,
+        "Chromium": chromium,
     }
     t0 = time.monotonic()
     with ThreadPoolExecutor(len(parts)) as pool:

@@ -27,6 +27,9 @@ GRAFANA = ROOT / "grafana"
 DASHBOARDS = {path.name: json.loads(path.read_text()) for path in sorted((GRAFANA / "dashboards").glob("*.json"))}
 PROVISIONED = yaml.safe_load((GRAFANA / "provisioning" / "datasources" / "clickhouse.yaml").read_text())
 DATASOURCE = {key: PROVISIONED["datasources"][0][key] for key in ("type", "uid")}
+# What every panel, query and variable reads: the dashboard's data source variable (a Grafana the dashboards are
+# imported into picks its own ClickHouse data source there; provisioned, it defaults to DATASOURCE).
+DATASOURCE_REF = {"type": DATASOURCE["type"], "uid": "${datasource}"}
 HARD_CODED_TIME = re.compile(r"\d{4}-\d{2}-\d{2}|now\(\)|today\(\)|INTERVAL\s+\d+\s+(DAY|HOUR|MINUTE)", re.I)
 
 
@@ -95,6 +98,21 @@ def test_dashboard_has_a_title(name, board):
 
 
 @pytest.mark.parametrize("name, board", BOARD_PARAMS)
+def test_dashboard_takes_its_data_source_as_a_variable(name, board):
+    found = [v for v in board["templating"]["list"] if v["type"] == "datasource" and v["name"] == "datasource"]
+    assert found, f"{name}: no data source variable $datasource"
+    variable = found[0]
+    assert variable["query"] == DATASOURCE["type"], f"{name}: $datasource lists {variable['query']!r} data sources"
+    assert variable["current"].get("value") == DATASOURCE["uid"], (
+        f"{name}: $datasource defaults to {variable['current']}, not the provisioned {DATASOURCE['uid']!r}"
+    )
+    for annotation in board.get("annotations", {}).get("list", []):
+        assert annotation.get("datasource") == DATASOURCE_REF, (
+            f"{name}: annotation {annotation.get('name')!r}: data source {annotation.get('datasource')}"
+        )
+
+
+@pytest.mark.parametrize("name, board", BOARD_PARAMS)
 def test_panel_ids_are_unique(name, board):
     ids = [p["id"] for p in all_panels(board)]
     assert len(ids) == len(set(ids)), f"{name}: panel ids repeat: {sorted(ids)}"
@@ -102,10 +120,10 @@ def test_panel_ids_are_unique(name, board):
 
 # -- over every panel ------------------------------------------------------------------------------
 @pytest.mark.parametrize("name, panel", PANEL_PARAMS)
-def test_panel_reads_the_provisioned_data_source(name, panel):
-    assert panel.get("datasource") == DATASOURCE, f"{where(name, panel)}: data source {panel.get('datasource')}"
+def test_panel_reads_the_data_source_variable(name, panel):
+    assert panel.get("datasource") == DATASOURCE_REF, f"{where(name, panel)}: data source {panel.get('datasource')}"
     for target in panel["targets"]:
-        assert target.get("datasource") == DATASOURCE, (
+        assert target.get("datasource") == DATASOURCE_REF, (
             f"{where(name, panel, target)}: data source {target.get('datasource')}"
         )
 
@@ -138,8 +156,8 @@ def test_panel_queries_use_only_defined_variables(name, panel):
 
 # -- over every query variable ---------------------------------------------------------------------
 @pytest.mark.parametrize("name, variable", VARIABLE_PARAMS)
-def test_variable_reads_the_provisioned_data_source(name, variable):
-    assert variable.get("datasource") == DATASOURCE, (
+def test_variable_reads_the_data_source_variable(name, variable):
+    assert variable.get("datasource") == DATASOURCE_REF, (
         f"{name}: ${variable['name']}: data source {variable.get('datasource')}"
     )
 
