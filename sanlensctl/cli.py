@@ -9,7 +9,6 @@ import logging
 import os
 import subprocess
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 from sanlensctl import config, install, procs
@@ -19,7 +18,7 @@ COMMANDS = {
     "up": "start the local stack in the background, wait until healthy, print the endpoints",
     "status": "health of each component (--json for one JSON object)",
     "down": "stop every process of the stack by PID (--purge also deletes its data)",
-    "logs": "print a component's log (kafka, clickhouse, flink-normalize, loader, telegraf, alertmanager, supervisor)",
+    "logs": "print a component's log (kafka, clickhouse, flink-normalize, loader, inbox, alertmanager, ...)",
     "migrate": "apply ClickHouse schema migrations (clickhouse/migrations/)",
     "sql": "run a query on ClickHouse and print the result",
     "dbt": "run dbt on the project in dbt/ with the local profile, e.g. ./sanlens dbt build",
@@ -27,6 +26,7 @@ COMMANDS = {
     "report": "write the report (install base, latency, incidents, tier migrations, SLOs): HTML and a PNG per chart",
     "explain": "where a host's I/O time goes per path and direction: measured, each part and its share",
     "slo": "each latency SLO's attainment and error budget left per entity over its period, and what fires",
+    "pages": "the pages and tickets Alertmanager sent to the local stack's inbox, as it got them, oldest first",
     "test": "lint, then run the test suite on a stack of its own (--keep keeps its data; other arguments go to pytest)",
 }
 
@@ -49,13 +49,16 @@ def parser() -> argparse.ArgumentParser:
         "--hosts", type=int, default=4, help="hosts with a latency breakdown chart: those incidents touched most (4)"
     )
     sub.choices["sql"].add_argument("--format", choices=["table", "csv", "json"], default="table")
+    sub.choices["pages"].add_argument("--limit", type=int, default=50, help="the last LIMIT alerts (50)")
+    sub.choices["pages"].add_argument("--format", choices=["table", "csv", "json"], default="table")
     sub.choices["dbt"].add_argument("args", nargs=argparse.REMAINDER)
     sub.choices["test"].add_argument("args", nargs=argparse.REMAINDER)
     sub.choices["slo"].add_argument("--limit", type=int, default=20, help="entities per SLO, least budget first (20)")
     explain = sub.choices["explain"]
     explain.add_argument("target", metavar="HOST[:DISK]")
-    explain.add_argument("--from", dest="start", type=_utc, help="UTC, ISO 8601 (default: an hour before --to)")
-    explain.add_argument("--to", dest="end", type=_utc, help="UTC, ISO 8601 (default: the host's last window)")
+    times = "UTC: 2026-11-27T16:13 (ISO 8601), 16:13 (on the day of --to), or -30m, -2h, -1d (back from --to)"
+    explain.add_argument("--from", dest="start", type=_time, help=f"{times} (default: an hour before --to)")
+    explain.add_argument("--to", dest="end", type=_time, help=f"{times} (default: the host's last window)")
     demo = sub.choices["demo"]
     demo.add_argument(
         "--scenario",
@@ -249,20 +252,35 @@ def cmd_demo(args) -> int:
 def cmd_report(args) -> int:
     from sanlensctl import report
 
-    install.chromium()
+    install.require_chromium()
     return report.write(Path(args.out), top=args.top, hosts=args.hosts)
 
 
-def _utc(text: str) -> datetime:
-    """An ISO 8601 time as naive UTC (an offset, when given, is converted)."""
-    t = datetime.fromisoformat(text)
-    return t.astimezone(UTC).replace(tzinfo=None) if t.tzinfo else t
+def _time(text: str) -> str:
+    """--from and --to as `explain` reads them; an error that names the forms it reads otherwise."""
+    from sanlensctl import explain
+
+    try:
+        return explain.checked_time(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def cmd_slo(args) -> int:
     from sanlensctl import slos
 
     slos.show(args.limit)
+    return 0
+
+
+def cmd_pages(args) -> int:
+    from sanlensctl import pages
+
+    found = pages.rows(args.limit)
+    if not found:
+        print(f"no page or ticket in the inbox ({config.INBOX_FILE}) yet: Alertmanager sends one when an SLO burns")
+        return 0
+    print_rows(pages.COLUMNS, found, args.format)
     return 0
 
 
@@ -278,7 +296,7 @@ def cmd_test(args) -> int:
     from sanlensctl import stack
 
     install.everything()
-    install.chromium()
+    install.require_chromium()
     for lint, fix in ((["check", "."], "check --fix ."), (["format", "--check", "."], "format .")):
         if subprocess.call([sys.executable, "-m", "ruff", *lint], cwd=config.ROOT) != 0:
             raise SanlensError(f"ruff {' '.join(lint)} found problems (above): .sanlens/venv/bin/ruff {fix} fixes many")

@@ -48,7 +48,7 @@ TELEGRAF_HEALTH_PORT = _port("TELEGRAF_HEALTH", 8086)
 TELEGRAF_LISTENER_PORT = _port("TELEGRAF_LISTENER", 8094)
 SIMULATOR_PORT = _port("SIMULATOR", 8095)
 ALERTMANAGER_PORT = _port("ALERTMANAGER", 9093)
-ALERT_WEBHOOK_PORT = _port("ALERT_WEBHOOK", 9097)  # the receiver of Alertmanager's notifications (not ours)
+ALERT_WEBHOOK_PORT = _port("ALERT_WEBHOOK", 9097)  # the inbox: the receiver of Alertmanager's notifications
 
 KAFKA_BOOTSTRAP = os.environ.get("SANLENS_KAFKA", f"127.0.0.1:{KAFKA_PORT}")
 CLICKHOUSE_URL = os.environ.get("SANLENS_CLICKHOUSE_URL", f"http://127.0.0.1:{CLICKHOUSE_PORT}")
@@ -56,6 +56,7 @@ CLICKHOUSE_USER = os.environ.get("SANLENS_CLICKHOUSE_USER", "default")
 CLICKHOUSE_PASSWORD = os.environ.get("SANLENS_CLICKHOUSE_PASSWORD", "")
 DATABASE = "sanlens"
 ALERT_WEBHOOK_URL = os.environ.get("SANLENS_ALERT_WEBHOOK_URL", f"http://127.0.0.1:{ALERT_WEBHOOK_PORT}/alerts")
+INBOX_FILE = RUN / "inbox" / "notifications.jsonl"  # every notification the inbox (slo/inbox.py) received
 
 
 _handed_out: set[int] = set()

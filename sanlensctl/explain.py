@@ -4,6 +4,8 @@ the incidents along its paths in the span (sanlens.path_incidents)."""
 
 from __future__ import annotations
 
+import difflib
+import re
 from datetime import UTC, datetime, timedelta
 
 from sanlensctl import db
@@ -31,6 +33,42 @@ WHERE startsWith(path, concat({host:String}, ':', {disk:String}))
 ORDER BY started_at, path
 """
 LAST_WINDOW = "SELECT max(window_start) + INTERVAL 10 SECOND FROM sanlens.path_latency WHERE host = {host:String}"
+HOSTS = "SELECT DISTINCT host FROM sanlens.path_latency"
+
+TIME_FORMATS = (
+    "an ISO 8601 time (2026-11-27T16:13, an offset converted to UTC), a time of day (16:13), or -30m, -2h, -1d"
+)
+CLOCK = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")
+RELATIVE = re.compile(r"-(\d+(?:\.\d+)?)([smhd])")
+UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+def checked_time(text: str) -> str:
+    """`text` if `when` can read it (argparse's type for --from and --to), else the error naming what it reads."""
+    try:
+        when(text, datetime(2000, 1, 1))
+    except ValueError:
+        raise ValueError(f"{text!r} is not a time: give {TIME_FORMATS}") from None
+    return text
+
+
+def when(text: str, reference: datetime) -> datetime:
+    """A time as naive UTC: ISO 8601; a time of day (UTC) on the reference's day, the day before when that is
+    after the reference; or a span back from the reference (-30m). The reference is the end of the span: --to,
+    else the host's last window."""
+    text = text.strip()
+    if m := RELATIVE.fullmatch(text):
+        return reference - timedelta(**{UNITS[m[2]]: float(m[1])})
+    if m := CLOCK.fullmatch(text):
+        t = reference.replace(hour=int(m[1]), minute=int(m[2]), second=int(m[3] or 0), microsecond=0)
+        return t - timedelta(days=1) if t > reference else t
+    t = datetime.fromisoformat(text)
+    return t.astimezone(UTC).replace(tzinfo=None) if t.tzinfo else t
+
+
+def nearest(host: str, known: list[str], n: int = 5) -> list[str]:
+    """The known hosts whose names are nearest `host`'s (the first few in order when none is near)."""
+    return difflib.get_close_matches(host, known, n=n, cutoff=0.3) or sorted(known)[:n]
 
 
 def rows(host: str, disk: str, start: datetime, end: datetime) -> list[dict]:
@@ -48,14 +86,18 @@ def incidents(host: str, disk: str, start: datetime, end: datetime) -> list[dict
     return list(db.client().query(INCIDENTS, parameters=params).named_results())
 
 
-def span(host: str, start: datetime | None, end: datetime | None) -> tuple[datetime, datetime]:
-    """The span asked for; by default the last hour of the host's data."""
-    if end is None:
-        end = db.client().query(LAST_WINDOW, parameters={"host": host}).first_row[0]
-        if end.year < 2000:  # max() of no rows
-            raise SanlensError(f"no latency breakdown for host {host} in sanlens.path_latency")
-        end = end.astimezone(UTC).replace(tzinfo=None) if end.tzinfo else end
-    return (start or end - DEFAULT_SPAN), end
+def span(host: str, start: str | None, end: str | None) -> tuple[datetime, datetime]:
+    """The span asked for (`when`'s forms); by default the last hour of the host's data."""
+    last = db.client().query(LAST_WINDOW, parameters={"host": host}).first_row[0]
+    if last.year < 2000:  # max() of no rows
+        known = [r[0] for r in db.client().query(HOSTS).result_rows]
+        if not known:
+            raise SanlensError("no host has a latency breakdown yet: run ./sanlens demo, or wait for the first windows")
+        near = ", ".join(nearest(host, known))
+        raise SanlensError(f"no latency breakdown for host {host}; the known hosts nearest it: {near}")
+    last = last.astimezone(UTC).replace(tzinfo=None) if last.tzinfo else last
+    stop = when(end, last) if end else last
+    return (when(start, stop) if start else stop - DEFAULT_SPAN), stop
 
 
 def table(found: list[dict]) -> tuple[list[str], list[list]]:
@@ -70,7 +112,7 @@ def table(found: list[dict]) -> tuple[list[str], list[list]]:
     return columns, cells
 
 
-def run(target: str, start: datetime | None, end: datetime | None) -> int:
+def run(target: str, start: str | None, end: str | None) -> int:
     from sanlensctl.cli import print_rows
 
     host, _, disk = target.partition(":")

@@ -9,7 +9,8 @@ from slo import definitions
 
 QUERY = """
 WITH firing AS (
-    SELECT slo, entity, groupArrayIf(severity, state = 'firing') AS severities
+    -- pages before tickets, whatever order the rows come in
+    SELECT slo, entity, arraySort(s -> s != 'page', groupArrayIf(severity, state = 'firing')) AS severities
     FROM (
         SELECT slo, entity, severity, argMax(state, ts) AS state
         FROM sanlens.slo_alerts FINAL GROUP BY slo, entity, severity

@@ -8,12 +8,12 @@ import sys
 import time
 
 from sanlensctl import config, install, migrate, procs, supervisor, topics
-from sanlensctl.components import alertmanager, clickhouse, flink, kafka, loader, notifier, telegraf
+from sanlensctl.components import alertmanager, clickhouse, flink, inbox, kafka, loader, notifier, telegraf
 from sanlensctl.errors import SanlensError
 from slo import definitions
 
 # start order; stopped in reverse
-COMPONENTS = [clickhouse, kafka, flink, loader, telegraf, alertmanager, notifier, supervisor]
+COMPONENTS = [clickhouse, kafka, flink, loader, telegraf, inbox, alertmanager, notifier, supervisor]
 # Flink starts a mini-cluster JVM per job, all at once: on 2 cores beside a running stack that took over 120 s.
 STARTUP_TIMEOUT = {
     "clickhouse": 60,
@@ -21,6 +21,7 @@ STARTUP_TIMEOUT = {
     "flink": 300,
     "loader": 60,
     "telegraf": 60,
+    "inbox": 30,
     "alertmanager": 30,
     "notifier": 60,
     "supervisor": 30,

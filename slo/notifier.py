@@ -3,10 +3,16 @@
 A firing alert is posted without endsAt every time the job sends it (every minute while it fires), so
 Alertmanager keeps it active; a resolved one is posted with endsAt. A message is committed only once
 Alertmanager took it: while Alertmanager is down the notifier retries the same message (every 5 s) and
-nothing is lost; after a crash it posts again from its last commit (Alertmanager deduplicates by labels)."""
+nothing is lost; after a crash it posts again from its last commit (Alertmanager deduplicates by labels).
+
+Every alert names the contributor and the component behind the burn (`cause`): the incident of the breakdown
+job with the most excess latency along the entity's paths in the hour before the alert (host queueing on a host,
+fabric on a switch port, an array), from sanlens.path_incidents; without one, what the paths' latency was made
+of in the 5 minutes before it (sanlens.path_latency), so the on-call knows where to look before opening anything."""
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import time
@@ -22,8 +28,54 @@ RETRY_S = 5
 WINDOWS = ("5m", "30m", "1h", "2h", "6h", "1d", "3d")
 
 
-def alert(message: dict, generator_url: str = "") -> dict:
-    """Alertmanager's alert for one message of alerts.slo."""
+# The incident along the entity's paths (each path is host:disk:direction; an entity is a path, host:disk, or a
+# host: its paths start with it and a colon) with the most excess in the hour before the alert.
+INCIDENT = """
+SELECT contributor, component, max(excess_us) AS excess_us, min(started_at) AS since, max(severity) AS severity,
+    uniqExact(path) AS paths
+FROM sanlens.path_incidents FINAL
+WHERE startsWith(path, {prefix:String}) AND endsWith(path, {direction:String}) AND started_at <= {ts:DateTime64(3)}
+    AND (ended_at IS NULL OR ended_at >= {ts:DateTime64(3)} - INTERVAL 1 HOUR)
+GROUP BY contributor, component ORDER BY excess_us DESC LIMIT 1"""
+# Without an incident: the parts of the latency along the entity's paths over the 5 minutes before the alert.
+PARTS = """
+SELECT sum(host_queueing_us * ios) / sum(ios), sum(fabric_us * ios) / sum(ios), sum(array_us * ios) / sum(ios),
+    sum(unexplained_us * ios) / sum(ios), sum(host_us * ios) / sum(ios), any(host), any(switch), any(`array`)
+FROM sanlens.path_latency FINAL
+WHERE startsWith(concat(host, ':', disk, ':', direction), {prefix:String}) AND endsWith(direction, {direction:String})
+    AND window_start > {ts:DateTime64(3)} - INTERVAL 5 MINUTE AND window_start <= {ts:DateTime64(3)}"""
+CONTRIBUTOR = {"host_queueing": "host queueing on host", "fabric": "fabric on switch port", "array": "array"}
+
+
+def cause(client, message: dict, per: str, direction: str = "") -> str:
+    """The contributor and component behind the burn on the message's entity, in words (module docstring); `per`
+    is the SLO's entity kind: path or host (host paths to follow), volume (the array side); `direction` its I/Os'."""
+    if per == "volume":
+        array, _, volume = message["entity"].partition(":")
+        return f"array {array}: volume {volume}'s own service time (an array-side SLO: no host path to break down)"
+    ts = message["ts"].replace("T", " ").rstrip("Z")[:23]
+    params = {"prefix": f"{message['entity']}:", "direction": direction, "ts": ts}
+    incidents = client.query(INCIDENT, parameters=params).result_rows
+    if incidents:
+        contributor, component, excess_us, since, severity, paths = incidents[0]
+        return (
+            f"{CONTRIBUTOR.get(contributor, contributor)} {component}: +{excess_us:,.0f} us per I/O since "
+            f"{since:%Y-%m-%d %H:%M} UTC ({severity} incident on {paths} path(s); ./sanlens explain "
+            f"{message['entity'].split(':')[0]})"
+        )
+    parts = client.query(PARTS, parameters=params).first_row
+    if not parts or not parts[4]:
+        return "no latency breakdown for the entity's paths in the 5 minutes before the alert"
+    queueing, fabric, array, unexplained, measured, host, switch, array_name = parts
+    return (
+        f"no incident; over the 5 minutes before: {measured:,.0f} us per I/O, host queueing on host {host} "
+        f"{queueing / measured:.0%}, fabric on switch {switch} {fabric / measured:.0%}, array {array_name} "
+        f"{array / measured:.0%}, unexplained {unexplained / measured:.0%} (./sanlens explain {host})"
+    )
+
+
+def alert(message: dict, generator_url: str = "", why: str = "") -> dict:
+    """Alertmanager's alert for one message of alerts.slo; `why`: its cause, in words."""
     burn = ", ".join(f"{w} {message[f'burn_{w}']:.1f}" for w in WINDOWS)
     out = {
         "labels": {
@@ -38,6 +90,7 @@ def alert(message: dict, generator_url: str = "") -> dict:
             "burn_rates": burn,
             "budget_left": f"{message['budget_left']:.3f}",
             "evaluated_at": message["ts"],
+            **({"cause": why} if why else {}),
         },
         "generatorURL": generator_url,
     }
@@ -54,7 +107,10 @@ def post(url: str, alerts: list[dict]) -> None:
         resp.read()
 
 
-def run(bootstrap: str, alertmanager: str, topic: str = topics.SLO_ALERTS, group: str = GROUP) -> None:
+def run(
+    bootstrap: str, alertmanager: str, topic: str = topics.SLO_ALERTS, group: str = GROUP, why=lambda message: ""
+) -> None:
+    """Posts every alert of `topic` to `alertmanager`; `why(message)` gives each its cause in words."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -74,7 +130,8 @@ def run(bootstrap: str, alertmanager: str, topic: str = topics.SLO_ALERTS, group
         alerts = []
         for m in batch:
             try:
-                alerts.append(alert(json.loads(m.value())))
+                message = json.loads(m.value())
+                alerts.append(alert(message, why=_cause_or_error(why, message)))
             except (ValueError, KeyError) as exc:  # not an alert of the contract: say so and go on
                 print(f"notifier: skipped offset {m.offset()}: {exc!r}", flush=True)
         while alerts:
@@ -87,10 +144,31 @@ def run(bootstrap: str, alertmanager: str, topic: str = topics.SLO_ALERTS, group
         consumer.commit(asynchronous=False)
 
 
+def _cause_or_error(why, message: dict) -> str:
+    """The alert's cause; a page goes out without it rather than not at all when it cannot be found."""
+    try:
+        return why(message)
+    except Exception as exc:  # ClickHouse down or busy: the page matters more than its explanation
+        return f"unknown ({type(exc).__name__}: {str(exc)[:200]})"
+
+
+@functools.cache
+def _clickhouse():
+    from sanlensctl import db
+
+    return db.client()  # on first use: the notifier starts without waiting for ClickHouse
+
+
 def main() -> None:
     from sanlensctl import config
+    from slo import definitions
 
-    run(config.KAFKA_BOOTSTRAP, f"http://127.0.0.1:{config.ALERTMANAGER_PORT}")
+    slos = {slo.name: (slo.per, slo.direction) for slo in definitions.load().slos}
+    run(
+        config.KAFKA_BOOTSTRAP,
+        f"http://127.0.0.1:{config.ALERTMANAGER_PORT}",
+        why=lambda message: cause(_clickhouse(), message, *slos.get(message["slo"], ("path", ""))),
+    )
 
 
 if __name__ == "__main__":

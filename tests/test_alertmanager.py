@@ -86,6 +86,14 @@ def test_a_page_reaches_the_webhook_once_with_its_labels_and_holds_back_the_tick
     [sent] = notification["alerts"]
     assert sent["labels"] == page["labels"] and sent["annotations"] == page["annotations"]
     assert sent["generatorURL"] == page["generatorURL"]
+    assert component.notifications(alertmanager.url) == (1, 0)  # its own metrics: one sent, none failed
+
+
+def test_a_notification_no_receiver_takes_is_counted_as_failed(alertmanager):
+    """What makes `status` show Alertmanager unhealthy: its metrics count a notification nobody received."""
+    alertmanager.receiver.stop()  # nothing listens on the webhook any more
+    post(alertmanager.url, [alert("page", entity="host-2:disk-1")])
+    wait_until(lambda: component.notifications(alertmanager.url)[1] >= 1, 60, "a failed notification (group_wait 10 s)")
 
 
 def slo_message(entity: str, state: str) -> dict:
@@ -150,3 +158,33 @@ def test_the_notifier_waits_out_alertmanager_down_for_a_minute_and_loses_nothing
     finally:
         proc.kill()
         log.close()
+
+
+def test_the_example_receivers_load_in_the_real_alertmanager(tmp_path):
+    """slo/alertmanager/receivers.example.yml, copied into the config as its comment says, is a config the real
+    binary serves (an invalid receiver makes it exit at start)."""
+    install.alertmanager()
+    doc = yaml.safe_load(component.CONFIG.read_text())
+    example = yaml.safe_load((component.CONFIG.parent / "receivers.example.yml").read_text())
+    assert {r["name"] for r in example["receivers"]} == {r["name"] for r in doc["receivers"]}  # the routes' names
+    doc["receivers"] = example["receivers"]
+    (tmp_path / "am.yml").write_text(yaml.safe_dump(doc))
+    port = config.free_port()
+    proc = subprocess.Popen(
+        component.argv(tmp_path / "am.yml", tmp_path, port), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+
+        def status():
+            assert proc.poll() is None, proc.stdout.read().decode()[-2000:]
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/status", timeout=2) as resp:
+                    return json.load(resp)
+            except OSError:
+                return None
+
+        loaded = wait_until(status, 30, "Alertmanager serving the example receivers")
+        assert "pagerduty_configs" in loaded["config"]["original"] and "email_configs" in loaded["config"]["original"]
+    finally:
+        proc.kill()
+        proc.wait()

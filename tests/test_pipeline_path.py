@@ -59,7 +59,7 @@ def test_status_json_reports_every_component_healthy_with_a_real_probe(stack):
     out = sanlens("status", "--json")
     report = json.loads(out.stdout)
     assert out.returncode == 0, report
-    for name in ("kafka", "clickhouse", "flink", "telegraf", "alertmanager", "notifier"):
+    for name in ("kafka", "clickhouse", "flink", "telegraf", "inbox", "alertmanager", "notifier"):
         entry = report[name]
         assert entry["healthy"] is True, (name, entry)
         assert isinstance(entry["pid"], int) and entry["version"]
@@ -82,7 +82,7 @@ def test_up_on_a_running_stack_starts_nothing(stack):
     """One process per component, one per Flink job and the supervisor, all alive; `up` again leaves them be."""
     pids = stack_pids(config.RUN)
     expected = sum(len(component.PROCESSES) for component in stack_components.COMPONENTS)
-    assert len(pids) == expected == 7 + len(flink.JOBS) and all(procs.alive(p) for p in pids)
+    assert len(pids) == expected == 8 + len(flink.JOBS) and all(procs.alive(p) for p in pids)
     again = sanlens("up", timeout=120)
     assert again.returncode == 0 and "already running" in again.stderr
     assert stack_pids(config.RUN) == pids

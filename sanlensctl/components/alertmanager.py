@@ -49,16 +49,34 @@ def start() -> int:
     return procs.start(NAME, argv(config_file, DATA, PORT), config.tool_env())
 
 
+def notifications(url: str = URL) -> tuple[int, int]:
+    """The notification requests it made to receivers since it started, and those that failed (its own metrics:
+    a request that failed is retried, and counts as a failed notification only once its retries run out)."""
+    with urllib.request.urlopen(f"{url}/metrics", timeout=2) as resp:
+        text = resp.read().decode()
+    counts = {"alertmanager_notification_requests_total": 0.0, "alertmanager_notification_requests_failed_total": 0.0}
+    for line in text.splitlines():
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name in counts:
+            counts[name] += float(line.rsplit(" ", 1)[1])
+    return tuple(int(n) for n in counts.values())
+
+
 def probe() -> dict:
-    """Its API's status (version, cluster, config loaded) and how many alerts fire now."""
+    """Its API's status (version, cluster, config loaded), how many alerts fire now, and its notifications: a
+    notification that failed (no receiver listening, a receiver refusing it) makes it unhealthy."""
     with urllib.request.urlopen(f"{URL}/api/v2/status", timeout=2) as resp:
         status = json.load(resp)
     with urllib.request.urlopen(f"{URL}/api/v2/alerts?active=true&silenced=false&inhibited=false", timeout=2) as resp:
         firing = len(json.load(resp))
+    attempted, failed = notifications()
+    sent = attempted - failed
     cluster = status["cluster"]["status"]  # "disabled": one node
+    failures = f", {failed} FAILED (./sanlens logs alertmanager: is the receiver listening?)" if failed else ""
     return {
-        "healthy": "config" in status,
+        "healthy": "config" in status and not failed,
         "port": PORT,
         "version": status["versionInfo"]["version"],
-        "detail": f"{firing} alert(s) firing, webhook {config.ALERT_WEBHOOK_URL}, cluster {cluster}",
+        "detail": f"{firing} alert(s) firing; notifications to {config.ALERT_WEBHOOK_URL}: {sent} sent{failures}; "
+        f"cluster {cluster}",
     }
