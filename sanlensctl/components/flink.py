@@ -20,8 +20,8 @@ assert len(JOBS) <= config.FLINK_REST_PORTS
 # Each job's mini-cluster heap. The analytics' state is in RocksDB (off the heap, in managed memory: flink-jobs/
 # common/runtime.py), so their heap holds what a job holds in flight: records in its operators and Kafka clients'
 # buffers, and the planner at start. normalize keeps its state on the heap (a value per series: 82 MB at 1,000
-# arrays, copied by each checkpoint) and writes every sample to Kafka. The joins' clean-up timers are on the heap
-# (runtime.ROCKSDB): a few dozen bytes a row for as long as it waits.
+# arrays, copied by each checkpoint) and writes every sample to Kafka. The joins' clean-up timers stay in RocksDB
+# (runtime.ROCKSDB), so no heap grows with a join's wait.
 HEAP = {"normalize": "1g", "histograms": "320m", "breakdown": "384m", "tiering": "320m", "burn_rates": "512m"}
 # The parallel collector: the jobs want throughput on two shared cores, not G1's short pauses, whose
 # concurrent marking and write barriers take CPU from them. A job whose heap is full exits, for the supervisor to
