@@ -8,7 +8,11 @@ nothing is lost; after a crash it posts again from its last commit (Alertmanager
 Every alert names the contributor and the component behind the burn (`cause`): the incident of the breakdown
 job with the most excess latency along the entity's paths in the hour before the alert (host queueing on a host,
 fabric on a switch port, an array), from sanlens.path_incidents; without one, what the paths' latency was made
-of in the 5 minutes before it (sanlens.path_latency), so the on-call knows where to look before opening anything."""
+of in the 5 minutes before it (sanlens.path_latency), so the on-call knows where to look before opening anything.
+The burn_rates job can see a burn before the breakdown job has joined its windows: the first firing message of a
+severity on an entity (the one Alertmanager notifies) waits, at most CAUSE_WAIT_S, for the breakdown to pass
+the alert's time by CAUSE_MARGIN_S (time for the detector to open an incident) before its cause is looked up,
+so the page does not blame what came before the burn."""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from datetime import UTC, datetime, timedelta
 
 from confluent_kafka import Consumer
 
@@ -25,6 +30,9 @@ from ingest import topics
 
 GROUP = "sanlens-notifier"
 RETRY_S = 5
+CAUSE_WAIT_S = 90
+CAUSE_MARGIN_S = 30
+CAUSE_POLL_S = 2
 WINDOWS = ("5m", "30m", "1h", "2h", "6h", "1d", "3d")
 
 
@@ -44,18 +52,22 @@ SELECT sum(host_queueing_us * ios) / sum(ios), sum(fabric_us * ios) / sum(ios), 
 FROM sanlens.path_latency FINAL
 WHERE startsWith(concat(host, ':', disk, ':', direction), {prefix:String}) AND endsWith(direction, {direction:String})
     AND window_start > {ts:DateTime64(3)} - INTERVAL 5 MINUTE AND window_start <= {ts:DateTime64(3)}"""
+# How far the breakdown has come on the alert's site: the end of its newest path window.
+COVERED = """
+SELECT max(window_start + toIntervalSecond(window_s)) FROM sanlens.path_latency WHERE site = {site:String}"""
 CONTRIBUTOR = {"host_queueing": "host queueing on host", "fabric": "fabric on switch port", "array": "array"}
 
 
-def cause(client, message: dict, per: str, direction: str = "") -> str:
+def cause(client, message: dict, per: str, direction: str = "", deadline: float = 0.0) -> str:
     """The contributor and component behind the burn on the message's entity, in words (module docstring); `per`
-    is the SLO's entity kind: path or host (host paths to follow), volume (the array side); `direction` its I/Os'."""
+    is the SLO's entity kind: path or host (host paths to follow), volume (the array side); `direction` its I/Os';
+    until `deadline` (time.monotonic()) a firing alert waits for the breakdown to pass its time."""
     if per == "volume":
         array, _, volume = message["entity"].partition(":")
         return f"array {array}: volume {volume}'s own service time (an array-side SLO: no host path to break down)"
     ts = message["ts"].replace("T", " ").rstrip("Z")[:23]
     params = {"prefix": f"{message['entity']}:", "direction": direction, "ts": ts}
-    incidents = client.query(INCIDENT, parameters=params).result_rows
+    incidents, behind = _incidents_once_covered(client, message, params, deadline)
     if incidents:
         contributor, component, excess_us, since, severity, paths = incidents[0]
         return (
@@ -65,13 +77,30 @@ def cause(client, message: dict, per: str, direction: str = "") -> str:
         )
     parts = client.query(PARTS, parameters=params).first_row
     if not parts or not parts[4]:
-        return "no latency breakdown for the entity's paths in the 5 minutes before the alert"
+        return f"{behind}no latency breakdown for the entity's paths in the 5 minutes before the alert"
     queueing, fabric, array, unexplained, measured, host, switch, array_name = parts
     return (
-        f"no incident; over the 5 minutes before: {measured:,.0f} us per I/O, host queueing on host {host} "
+        f"{behind}no incident; over the 5 minutes before: {measured:,.0f} us per I/O, host queueing on host {host} "
         f"{queueing / measured:.0%}, fabric on switch {switch} {fabric / measured:.0%}, array {array_name} "
         f"{array / measured:.0%}, unexplained {unexplained / measured:.0%} (./sanlens explain {host})"
     )
+
+
+def _incidents_once_covered(client, message: dict, params: dict, deadline: float) -> tuple[list, str]:
+    """The entity's incidents once the breakdown is CAUSE_MARGIN_S past the alert's time, or at `deadline`; and,
+    when it never got there, the words that say so (the cause then rests on what the breakdown had)."""
+    wanted = datetime.fromisoformat(params["ts"]).replace(tzinfo=UTC) + timedelta(seconds=CAUSE_MARGIN_S)
+    while True:
+        incidents = client.query(INCIDENT, parameters=params).result_rows
+        covered = client.query(COVERED, parameters={"site": message["site"]}).first_row[0]
+        if incidents or message["state"] != "firing" or covered is None or covered.year < 2000:
+            return incidents, ""  # found, or a resolved alert, or a site the breakdown has no paths of
+        covered = covered.replace(tzinfo=UTC)
+        if covered >= wanted:
+            return incidents, ""
+        if time.monotonic() >= deadline:
+            return incidents, f"the breakdown was at {covered:%H:%M:%S} UTC, behind the alert; "
+        time.sleep(CAUSE_POLL_S)
 
 
 def alert(message: dict, generator_url: str = "", why: str = "") -> dict:
@@ -108,9 +137,13 @@ def post(url: str, alerts: list[dict]) -> None:
 
 
 def run(
-    bootstrap: str, alertmanager: str, topic: str = topics.SLO_ALERTS, group: str = GROUP, why=lambda message: ""
+    bootstrap: str,
+    alertmanager: str,
+    topic: str = topics.SLO_ALERTS,
+    group: str = GROUP,
+    why=lambda message, deadline: "",
 ) -> None:
-    """Posts every alert of `topic` to `alertmanager`; `why(message)` gives each its cause in words."""
+    """Posts every alert of `topic` to `alertmanager`; `why(message, deadline)` gives each its cause in words."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -121,6 +154,7 @@ def run(
         }
     )
     consumer.subscribe([topic])
+    announced = set()  # (slo, entity, severity) firing since their first message
     print(f"notifier: {topic} -> {alertmanager}/api/v2/alerts", flush=True)
     while True:
         messages = consumer.consume(500, timeout=1.0)
@@ -128,10 +162,12 @@ def run(
         if not batch:
             continue
         alerts = []
+        deadline = time.monotonic() + CAUSE_WAIT_S  # one wait for the whole batch: they wait on the same job
         for m in batch:
             try:
                 message = json.loads(m.value())
-                alerts.append(alert(message, why=_cause_or_error(why, message)))
+                first = _first_of_episode(message, announced)  # the one Alertmanager notifies: worth a wait
+                alerts.append(alert(message, why=_cause_or_error(why, message, deadline if first else 0.0)))
             except (ValueError, KeyError) as exc:  # not an alert of the contract: say so and go on
                 print(f"notifier: skipped offset {m.offset()}: {exc!r}", flush=True)
         while alerts:
@@ -144,10 +180,22 @@ def run(
         consumer.commit(asynchronous=False)
 
 
-def _cause_or_error(why, message: dict) -> str:
+def _first_of_episode(message: dict, announced: set) -> bool:
+    """Whether the message is a severity's first firing one on its SLO and entity (kept in `announced` until it
+    resolves); the minute-by-minute re-sends after it only keep Alertmanager's alert active."""
+    key = (message["slo"], message["entity"], message["severity"])
+    if message["state"] != "firing":
+        announced.discard(key)
+        return False
+    first = key not in announced
+    announced.add(key)
+    return first
+
+
+def _cause_or_error(why, message: dict, deadline: float) -> str:
     """The alert's cause; a page goes out without it rather than not at all when it cannot be found."""
     try:
-        return why(message)
+        return why(message, deadline)
     except Exception as exc:  # ClickHouse down or busy: the page matters more than its explanation
         return f"unknown ({type(exc).__name__}: {str(exc)[:200]})"
 
@@ -167,7 +215,7 @@ def main() -> None:
     run(
         config.KAFKA_BOOTSTRAP,
         f"http://127.0.0.1:{config.ALERTMANAGER_PORT}",
-        why=lambda message: cause(_clickhouse(), message, *slos.get(message["slo"], ("path", ""))),
+        why=lambda message, deadline: cause(_clickhouse(), message, *slos.get(message["slo"], ("path", "")), deadline),
     )
 
 
