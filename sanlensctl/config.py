@@ -55,6 +55,9 @@ CLICKHOUSE_URL = os.environ.get("SANLENS_CLICKHOUSE_URL", f"http://127.0.0.1:{CL
 CLICKHOUSE_USER = os.environ.get("SANLENS_CLICKHOUSE_USER", "default")
 CLICKHOUSE_PASSWORD = os.environ.get("SANLENS_CLICKHOUSE_PASSWORD", "")
 DATABASE = "sanlens"
+ALERTMANAGER_URL = os.environ.get("SANLENS_ALERTMANAGER_URL", f"http://127.0.0.1:{ALERTMANAGER_PORT}")
+# where the inbox listens: the loopback in local mode, every interface in a container (docker-compose.yml)
+INBOX_HOST = os.environ.get("SANLENS_INBOX_HOST", "127.0.0.1")
 ALERT_WEBHOOK_URL = os.environ.get("SANLENS_ALERT_WEBHOOK_URL", f"http://127.0.0.1:{ALERT_WEBHOOK_PORT}/alerts")
 INBOX_FILE = RUN / "inbox" / "notifications.jsonl"  # every notification the inbox (slo/inbox.py) received
 

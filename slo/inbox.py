@@ -26,8 +26,8 @@ def read(file: Path) -> list[dict]:
     return [json.loads(line) for line in file.read_text().splitlines() if line.strip()]
 
 
-def server(port: int, file: Path) -> ThreadingHTTPServer:
-    """The inbox on 127.0.0.1:`port`, keeping what it receives in `file`; serve it with serve_forever()."""
+def server(port: int, file: Path, host: str = "127.0.0.1") -> ThreadingHTTPServer:
+    """The inbox on `host`:`port`, keeping what it receives in `file`; serve it with serve_forever()."""
     file.parent.mkdir(parents=True, exist_ok=True)
     lock = threading.Lock()
 
@@ -61,14 +61,14 @@ def server(port: int, file: Path) -> ThreadingHTTPServer:
         def log_message(self, *args):
             pass
 
-    return ThreadingHTTPServer(("127.0.0.1", port), Inbox)
+    return ThreadingHTTPServer((host, port), Inbox)
 
 
 def main() -> None:
     from sanlensctl import config
 
-    inbox = server(config.ALERT_WEBHOOK_PORT, config.INBOX_FILE)
-    print(f"inbox: http://127.0.0.1:{config.ALERT_WEBHOOK_PORT}{PATH} -> {config.INBOX_FILE}", flush=True)
+    inbox = server(config.ALERT_WEBHOOK_PORT, config.INBOX_FILE, config.INBOX_HOST)
+    print(f"inbox: http://{config.INBOX_HOST}:{config.ALERT_WEBHOOK_PORT}{PATH} -> {config.INBOX_FILE}", flush=True)
     inbox.serve_forever()
 
 

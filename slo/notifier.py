@@ -214,7 +214,7 @@ def main() -> None:
     slos = {slo.name: (slo.per, slo.direction) for slo in definitions.load().slos}
     run(
         config.KAFKA_BOOTSTRAP,
-        f"http://127.0.0.1:{config.ALERTMANAGER_PORT}",
+        config.ALERTMANAGER_URL,
         why=lambda message, deadline: cause(_clickhouse(), message, *slos.get(message["slo"], ("path", "")), deadline),
     )
 

@@ -75,6 +75,9 @@ def test_docker_compose_uses_the_projects_own_files():
     services = compose["services"]
     assert {"kafka", "clickhouse", "jobmanager", "taskmanager", "grafana", "telegraf", "loader", "dbt"} <= set(services)
     assert "alertmanager" in services  # its config and version: tests/test_alertmanager.py
+    for name in ("notifier", "inbox"):  # the local stack's processes, the same scripts
+        assert (ROOT / services[name]["command"][-1]).exists(), name
+    assert services["alertmanager"]["environment"]["SANLENS_ALERT_WEBHOOK_URL"].endswith("http://inbox:9097/alerts}")
     for service in services.values():
         for volume in service.get("volumes", []):
             host_path = volume.split(":")[0]
