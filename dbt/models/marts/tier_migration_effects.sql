@@ -188,7 +188,9 @@ effects as (
             arrayAvg(before),
             arrayAvg(after),
             arrayReduce('quantileExact(0.025)', changes),
-            arrayReduce('quantileExact(0.975)', changes)
+            arrayReduce('quantileExact(0.975)', changes),
+            -- the independent blocks the interval rests on: whole minutes of the shorter period's windows
+            intDiv(least(length(before), length(after)), 6)
         ) as figures
     from bootstrap
 ),
@@ -207,7 +209,44 @@ effect_at as (
     group by s.episode_id, s.host
 ),
 
--- per episode and host, each measure's (mean before, mean after, change's 2.5 % and 97.5 % quantiles)
+-- the Tier 0 footprint in the effect window. The arrays' poll can miss a window (a live poll does, now and then):
+-- then it is interpolated between the volume's samples either side of it, at most a minute away, as the share's
+-- chart draws it; without a sample that near it is unknown (null), not zero.
+effect_footprint as (
+    select
+        a.episode_id as episode_id,
+        a.host as host,
+        countIf(t.window_start <= a.effect_window) > 0 as has_before,
+        countIf(t.window_start >= a.effect_window) > 0 as has_after,
+        argMaxIf(
+            (t.window_start, t.tier0_bytes, t.tier0_share), t.window_start, t.window_start <= a.effect_window
+        ) as before,
+        argMinIf(
+            (t.window_start, t.tier0_bytes, t.tier0_share), t.window_start, t.window_start >= a.effect_window
+        ) as after,
+        -- how far the effect window lies from the sample before it towards the one after (0: the sample before)
+        if(
+            has_before and has_after and tupleElement(after, 1) > tupleElement(before, 1),
+            dateDiff('millisecond', tupleElement(before, 1), a.effect_window)
+            / dateDiff('millisecond', tupleElement(before, 1), tupleElement(after, 1)),
+            if(has_before, 0, 1)
+        ) as towards_after,
+        toNullable(
+            tupleElement(before, 2) + towards_after * (tupleElement(after, 2) - tupleElement(before, 2))
+        ) as tier0_bytes,
+        toNullable(
+            tupleElement(before, 3) + towards_after * (tupleElement(after, 3) - tupleElement(before, 3))
+        ) as tier0_share
+    from effect_at as a
+    inner join episodes as e on a.episode_id = e.episode_id
+    inner join tier_windows as t on e.array = t.array and e.volume = t.volume
+    where
+        t.window_start >= a.effect_window - toIntervalSecond(60)
+        and t.window_start <= a.effect_window + toIntervalSecond(60)
+    group by a.episode_id, a.host, a.effect_window
+),
+
+-- per episode and host, each measure's (mean before, mean after, change's 2.5 % and 97.5 % quantiles, blocks)
 pivoted as (
     select episode_id, host, mapFromArrays(groupArray(measure), groupArray(figures)) as m
     from effects
@@ -228,30 +267,23 @@ select
     if(s.day_before, 'same hours the day before', 'just before') as before_period,
     tupleElement(p.m['tier0_share'], 1) as tier0_share_before,
     tupleElement(p.m['tier0_share'], 2) as tier0_share_after,
-    tupleElement(p.m['array_us'], 1) as array_us_before,
-    tupleElement(p.m['array_us'], 2) as array_us_after,
-    tupleElement(p.m['array_us'], 3) as array_us_change_ci_low,
-    tupleElement(p.m['array_us'], 4) as array_us_change_ci_high,
-    tupleElement(p.m['host_us'], 1) as host_us_before,
-    tupleElement(p.m['host_us'], 2) as host_us_after,
-    tupleElement(p.m['host_us'], 3) as host_us_change_ci_low,
-    tupleElement(p.m['host_us'], 4) as host_us_change_ci_high,
-    tupleElement(p.m['batch_requests'], 1) as batch_requests_before,
-    tupleElement(p.m['batch_requests'], 2) as batch_requests_after,
-    tupleElement(p.m['batch_requests'], 3) as batch_requests_change_ci_low,
-    tupleElement(p.m['batch_requests'], 4) as batch_requests_change_ci_high,
-    tupleElement(p.m['file_us'], 1) as file_us_before,
-    tupleElement(p.m['file_us'], 2) as file_us_after,
-    tupleElement(p.m['file_us'], 3) as file_us_change_ci_low,
-    tupleElement(p.m['file_us'], 4) as file_us_change_ci_high,
+    {%- for measure in ['array_us', 'host_us', 'batch_requests', 'file_us'] %}
+        tupleElement(p.m['{{ measure }}'], 1) as {{ measure }}_before,
+        tupleElement(p.m['{{ measure }}'], 2) as {{ measure }}_after,
+        tupleElement(p.m['{{ measure }}'], 3) as {{ measure }}_change_ci_low,
+        tupleElement(p.m['{{ measure }}'], 4) as {{ measure }}_change_ci_high,
+        tupleElement(p.m['{{ measure }}'], 5) as {{ measure }}_blocks,
+        -- too few blocks for the interval's 2.5 % and 97.5 % quantiles to mean much
+        toBool({{ measure }}_blocks < 10) as {{ measure }}_low_confidence,
+    {%- endfor %}
     dateDiff('second', e.started_at, a.effect_window) as time_to_effect_s,
     s.host_us_level as host_us_settled,
-    t.tier0_bytes as tier0_bytes_at_effect,
-    t.tier0_share as tier0_share_at_effect,
+    f.tier0_bytes as tier0_bytes_at_effect,
+    f.tier0_share as tier0_share_at_effect,
     e.page_moves_up as page_moves_up,
     e.page_moves_down as page_moves_down
 from spans as s
 inner join episodes as e on s.episode_id = e.episode_id
 inner join pivoted as p on s.episode_id = p.episode_id and s.host = p.host
 left join effect_at as a on s.episode_id = a.episode_id and s.host = a.host
-left join tier_windows as t on e.array = t.array and e.volume = t.volume and a.effect_window = t.window_start
+left join effect_footprint as f on s.episode_id = f.episode_id and s.host = f.host
