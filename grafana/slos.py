@@ -3,8 +3,9 @@ the attainment and the error budget left over the dashboard's range, the budget 
 burn rates over the fast page rule's windows, and the history of the alerts (a table of their episodes, and the
 episodes as annotations). The queries read the burn_rates job's tables directly (clickhouse/migrations/0013,
 flink-jobs/burn_rates/README.md): sanlens.slo_windows (FINAL) for the attainment, the budget and the burn rates
-(and without FINAL for the variables), sanlens.slo_alerts (FINAL) for the alerts; no dbt run is needed. The report
-(sanlensctl/report.py) reads the alert episodes with the same SQL (`episodes`)."""
+(and without FINAL for the variables), sanlens.slo_alerts (FINAL) for the alerts; no dbt run is needed. The
+attainment and budget left per entity are sanlensctl/queries/budget.py's query, which `./sanlens slo` and the report
+run over the SLO's period; the report reads the alert episodes with the same SQL as this dashboard (`episodes`)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from grafana_foundation_sdk.models.dashboard import DynamicConfigValue, Threshol
 
 from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query, cascading_variable, datasource_variable
 from grafana.where_the_latency_is import in_range
+from sanlensctl.queries.budget import budget_left, burn_rate, per_entity
 from slo import definitions
 
 UID = "sanlens-slos"
@@ -50,16 +52,6 @@ VARIABLES = [("slo", "SLO", []), ("site", "Site", ["slo"]), ("entity", "Entity",
 def variable(name: str, label: str, parents: list[str]) -> dashboard.QueryVariable:
     # Without FINAL: a window delivered twice lists the same names.
     return cascading_variable(name, label, parents, "sanlens.slo_windows", "window_start")
-
-
-def budget_left(good: str, total: str, objective: str) -> str:
-    """The share of the error budget that `good` of `total` I/Os left unspent: below 0 when they overspent it."""
-    return f"1 - ({total} - {good}) / ((1 - {objective}) * {total})"
-
-
-def burn_rate(good: str, total: str, objective: str) -> str:
-    """How many times faster than the objective allows the budget burns: 1 spends it in exactly the period."""
-    return f"(1 - {good} / {total}) / (1 - {objective})"
 
 
 def episodes(where: str) -> str:
@@ -94,16 +86,7 @@ IN_RANGE = in_range("resolved_at")  # started in the range, or before it and not
 
 
 def attainment() -> table.Panel:
-    sql = f"""
-SELECT slo, entity, site,
-    sum(w.total) AS ios,
-    any(w.objective) AS objective,
-    sum(w.good) / sum(w.total) AS attainment,
-    {budget_left("sum(w.good)", "sum(w.total)", "any(w.objective)")} AS budget_left
-FROM sanlens.slo_windows AS w FINAL
-WHERE $__timeFilter(window_start) AND {SELECTION}
-GROUP BY slo, entity, site
-HAVING ios > 0
+    sql = f"""{per_entity("$__timeFilter(window_start)", SELECTION)}
 ORDER BY budget_left, slo, entity
 LIMIT 200"""
     drill = DynamicConfigValue(

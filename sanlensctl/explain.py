@@ -1,19 +1,24 @@
-"""./sanlens explain HOST[:DISK]: where a host's I/O time goes, per path and direction, from the breakdown
-job's windows (sanlens.path_latency): what the host measured, each part and its share, I/O-weighted; then
-the incidents along its paths in the span (sanlens.path_incidents)."""
+"""./sanlens explain HOST[:DISK]: what happened on a host's paths, then where its I/O time went. First the incidents
+along its paths in the span (sanlens.incidents: what, where, when, how much, how severe and why, the hosts, volumes
+and arrays they touched); then, per path and direction, what the host measured and each part of it with its share,
+I/O-weighted (the breakdown job's windows, sanlens.path_latency), during each incident and outside them, so that
+a short incident is not averaged away by the hour around it."""
 
 from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sanlensctl import db
 from sanlensctl.errors import SanlensError
+from sanlensctl.queries import incidents as incident_table
 
 PARTS = ("host_queueing", "fabric", "array", "unexplained")
 DEFAULT_SPAN = timedelta(hours=1)
 
+# The windows of the span but those in the spans left out ({out_from} to {out_to}, epoch seconds: the incidents')
 QUERY = f"""
 SELECT w.disk AS disk, w.direction AS direction,
     concat(any(w.array), ':', any(w.volume)) AS volume,
@@ -23,17 +28,21 @@ SELECT w.disk AS disk, w.direction AS direction,
 FROM sanlens.path_latency AS w FINAL
 WHERE w.host = {{host:String}} AND ({{disk:String}} = '' OR w.disk = {{disk:String}})
     AND w.window_start >= {{start:DateTime64(3)}} AND w.window_start < {{end:DateTime64(3)}}
+    AND NOT arrayExists((f, t) -> toUnixTimestamp(w.window_start) >= f AND toUnixTimestamp(w.window_start) < t,
+        {{out_from:Array(Int64)}}, {{out_to:Array(Int64)}})
 GROUP BY disk, direction ORDER BY disk, direction
 """
-INCIDENTS = """
-SELECT path, contributor, component, started_at, ended_at, excess_us, severity
-FROM sanlens.path_incidents FINAL
-WHERE startsWith(path, concat({host:String}, ':', {disk:String}))
-    AND started_at < {end:DateTime64(3)} AND (ended_at IS NULL OR ended_at > {start:DateTime64(3)})
-ORDER BY started_at, path
+# The incidents along the host's (or the disk's) paths, host:disk:direction, that overlap the span
+INCIDENTS = f"""
+SELECT {incident_table.COLUMNS}
+FROM sanlens.incidents
+WHERE arrayExists(p -> startsWith(p, {{prefix:String}}), paths)
+    AND started_at < {{end:DateTime64(3)}} AND (ended_at IS NULL OR ended_at > {{start:DateTime64(3)}})
+ORDER BY started_at, component
 """
 LAST_WINDOW = "SELECT max(window_start) + INTERVAL 10 SECOND FROM sanlens.path_latency WHERE host = {host:String}"
 HOSTS = "SELECT DISTINCT host FROM sanlens.path_latency"
+DISKS = "SELECT DISTINCT disk FROM sanlens.path_latency WHERE host = {host:String} ORDER BY disk"
 
 TIME_FORMATS = (
     "an ISO 8601 time (2026-11-27T16:13, an offset converted to UTC), a time of day (16:13), or -30m, -2h, -1d"
@@ -41,6 +50,7 @@ TIME_FORMATS = (
 CLOCK = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")
 RELATIVE = re.compile(r"-(\d+(?:\.\d+)?)([smhd])")
 UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+NO_WINDOW = "no window of this host in the span (a window needs at least 100 I/Os in a direction)"
 
 
 def checked_time(text: str) -> str:
@@ -62,7 +72,11 @@ def when(text: str, reference: datetime) -> datetime:
     if m := CLOCK.fullmatch(text):
         t = reference.replace(hour=int(m[1]), minute=int(m[2]), second=int(m[3] or 0), microsecond=0)
         return t - timedelta(days=1) if t > reference else t
-    t = datetime.fromisoformat(text)
+    return naive_utc(datetime.fromisoformat(text))
+
+
+def naive_utc(t: datetime) -> datetime:
+    """`t` as naive UTC (an aware time converted; a naive one is taken as UTC already)."""
     return t.astimezone(UTC).replace(tzinfo=None) if t.tzinfo else t
 
 
@@ -71,33 +85,80 @@ def nearest(host: str, known: list[str], n: int = 5) -> list[str]:
     return difflib.get_close_matches(host, known, n=n, cutoff=0.3) or sorted(known)[:n]
 
 
-def rows(host: str, disk: str, start: datetime, end: datetime) -> list[dict]:
-    """One row per path and direction: measured_us, each part in µs, the largest part."""
-    params = {"host": host, "disk": disk, "start": start, "end": end}
-    out = list(db.client().query(QUERY, parameters=params).named_results())
+@dataclass
+class Segment:
+    """A part of the span whose time is broken down on its own: an incident's time in the span, or the rest."""
+
+    title: str
+    start: datetime
+    end: datetime
+    left_out: list[tuple[datetime, datetime]]  # the incidents' times, whose windows are not this segment's
+
+
+def incident_end(incident: dict, span_end: datetime) -> datetime:
+    """Where an incident ends: its end, or the end of the span while it is open."""
+    return naive_utc(incident["ended_at"]) if incident["ended_at"] is not None else span_end
+
+
+def segments(found: list[dict], start: datetime, end: datetime) -> list[Segment]:
+    """One segment per incident (numbered as listed), its time clipped to the span; then the span outside them."""
+    clipped = [(max(naive_utc(i["started_at"]), start), min(incident_end(i, end), end)) for i in found]
+    during = [
+        Segment(f"during incident {n}, {describe(i)}", s, e, []) for n, (i, (s, e)) in enumerate(zip(found, clipped), 1)
+    ]
+    return [*during, Segment("outside the incidents" if found else "over the span", start, end, clipped)]
+
+
+def describe(incident: dict) -> str:
+    """An incident in a few words: its contributor on its component."""
+    return f"{incident_table.CONTRIBUTOR[incident['contributor']]} on {incident['component']}"
+
+
+def epoch(t: datetime) -> int:
+    """A naive UTC time in seconds since the epoch."""
+    return int(t.replace(tzinfo=UTC).timestamp())
+
+
+def rows(client, host: str, disk: str, segment: Segment) -> list[dict]:
+    """One row per path and direction of the segment: measured_us, each part in µs, the largest part."""
+    params = {
+        "host": host,
+        "disk": disk,
+        "start": segment.start,
+        "end": segment.end,
+        "out_from": [epoch(s) for s, _ in segment.left_out],
+        "out_to": [epoch(e) for _, e in segment.left_out],
+    }
+    out = list(client.query(QUERY, parameters=params).named_results())
     for row in out:
         row["largest"] = max(PARTS, key=lambda p: row[f"{p}_us"])
     return out
 
 
-def incidents(host: str, disk: str, start: datetime, end: datetime) -> list[dict]:
+def incidents(client, host: str, disk: str, start: datetime, end: datetime) -> list[dict]:
     """The incidents in the span along the host's (or the disk's) paths."""
-    params = {"host": host, "disk": disk, "start": start, "end": end}
-    return list(db.client().query(INCIDENTS, parameters=params).named_results())
+    params = {"prefix": f"{host}:{disk}:" if disk else f"{host}:", "start": start, "end": end}
+    return list(client.query(INCIDENTS, parameters=params).named_results())
 
 
-def span(host: str, start: str | None, end: str | None) -> tuple[datetime, datetime]:
-    """The span asked for (`when`'s forms); by default the last hour of the host's data."""
-    last = db.client().query(LAST_WINDOW, parameters={"host": host}).first_row[0]
+def span(client, host: str, disk: str, start: str | None, end: str | None) -> tuple[datetime, datetime]:
+    """The span asked for (`when`'s forms); by default the last hour of the host's data. An unknown host, an unknown
+    disk or a span that ends before it starts is an error that says what is known."""
+    last = client.query(LAST_WINDOW, parameters={"host": host}).first_row[0]
     if last.year < 2000:  # max() of no rows
-        known = [r[0] for r in db.client().query(HOSTS).result_rows]
+        known = [r[0] for r in client.query(HOSTS).result_rows]
         if not known:
             raise SanlensError("no host has a latency breakdown yet: run ./sanlens demo, or wait for the first windows")
         near = ", ".join(nearest(host, known))
         raise SanlensError(f"no latency breakdown for host {host}; the known hosts nearest it: {near}")
-    last = last.astimezone(UTC).replace(tzinfo=None) if last.tzinfo else last
-    stop = when(end, last) if end else last
-    return (when(start, stop) if start else stop - DEFAULT_SPAN), stop
+    disks = [r[0] for r in client.query(DISKS, parameters={"host": host}).result_rows]
+    if disk and disk not in disks:
+        raise SanlensError(f"host {host} has no disk {disk} with a latency breakdown; its disks: {', '.join(disks)}")
+    stop = when(end, naive_utc(last)) if end else naive_utc(last)
+    begin = when(start, stop) if start else stop - DEFAULT_SPAN
+    if begin >= stop:
+        raise SanlensError(f"--from ({begin:%Y-%m-%d %H:%M:%S}) is not before --to ({stop:%Y-%m-%d %H:%M:%S})")
+    return begin, stop
 
 
 def table(found: list[dict]) -> tuple[list[str], list[list]]:
@@ -117,31 +178,32 @@ def run(target: str, start: str | None, end: str | None) -> int:
 
     host, _, disk = target.partition(":")
     disk = f"{disk}:" if disk and not disk.endswith(":") else disk  # D or D: both name the disk D:
-    start, end = span(host, start, end)
-    found = rows(host, disk, start, end)
-    print(f"{target}: where the time goes from {start:%Y-%m-%d %H:%M:%S} to {end:%Y-%m-%d %H:%M:%S} UTC")
-    if not found:
-        print("no window of this host in the span (a window needs at least 100 I/Os in a direction)")
+    client = db.reachable()
+    start, end = span(client, host, disk, start, end)
+    touched = incidents(client, host, disk, start, end)
+    parts = [(segment, rows(client, host, disk, segment)) for segment in segments(touched, start, end)]
+    print(f"{target} from {start:%Y-%m-%d %H:%M:%S} to {incident_table.clock(end, start)} UTC")
+    if not any(found for _, found in parts):
+        print(NO_WINDOW)
         return 1
-    print_rows(*table(found))
-    touched = incidents(host, disk, start, end)
-    if not touched:
-        print("\nno incident along these paths in the span")
-        return 0
-    print("\nincidents along these paths:")
-    print_rows(
-        ["path", "contributor", "component", "started", "ended", "excess us", "severity"],
-        [
-            [
-                i["path"],
-                i["contributor"],
-                i["component"],
-                f"{i['started_at']:%Y-%m-%d %H:%M:%S}",
-                "open" if i["ended_at"] is None else f"{i['ended_at']:%H:%M:%S}",
-                f"{i['excess_us']:.1f}",
-                i["severity"],
-            ]
-            for i in touched
-        ],
-    )
+    show_incidents(touched)
+    for segment, found in parts:
+        clock = f"{incident_table.clock(segment.start, start)} to {incident_table.clock(segment.end, start)} UTC"
+        print(f"\nwhere the time went {segment.title}, {clock}:")
+        if found:
+            print_rows(*table(found))
+        else:
+            print("no window in it")
     return 0
+
+
+def show_incidents(touched: list[dict]) -> None:
+    """The incidents, numbered for the breakdowns during each, and what their severity means."""
+    from sanlensctl.cli import print_rows
+
+    if not touched:
+        print("\nno incident along its paths in the span")
+        return
+    print(f"\n{len(touched)} incident{'s' if len(touched) > 1 else ''} along its paths:")
+    print_rows(["#", *incident_table.HEAD], [[n, *incident_table.cells(i)] for n, i in enumerate(touched, 1)])
+    print(f"({incident_table.SEVERITY_RULE})")

@@ -1,52 +1,37 @@
 """./sanlens slo: each SLO's attainment and error budget left over its period, per entity, with the alerts
-firing now (sanlens_marts.slo_compliance and sanlens.slo_alerts)."""
+firing now (the shared query of sanlensctl/queries/budget.py, which the report and the SLO dashboard run too)."""
 
 from __future__ import annotations
 
 from sanlensctl import db
-from sanlensctl.errors import SanlensError
+from sanlensctl.queries import budget
 from slo import definitions
 
-QUERY = """
-WITH firing AS (
-    -- pages before tickets, whatever order the rows come in
-    SELECT slo, entity, arraySort(s -> s != 'page', groupArrayIf(severity, state = 'firing')) AS severities
-    FROM (
-        SELECT slo, entity, severity, argMax(state, ts) AS state
-        FROM sanlens.slo_alerts FINAL GROUP BY slo, entity, severity
-    )
-    GROUP BY slo, entity
-)
-SELECT c.slo AS slo, c.entity AS entity, sum(c.total) AS ios, sum(c.good) / sum(c.total) AS attainment,
-    1 - (sum(c.total) - sum(c.good)) / ((1 - any(c.objective)) * sum(c.total)) AS budget_left,
-    arrayStringConcat(any(f.severities), ', ') AS firing
-FROM sanlens_marts.slo_compliance AS c
-LEFT JOIN firing AS f ON c.slo = f.slo AND c.entity = f.entity
-WHERE c.day > today() - {days:UInt32}
-GROUP BY c.slo, c.entity
-ORDER BY slo, budget_left, entity
-LIMIT {limit:UInt32} BY slo"""
+COLUMNS = ["entity", "I/Os", "attainment", "budget left", "firing"]
 
 
 def show(limit: int = 20) -> None:
     from sanlensctl import cli
 
     slos = definitions.load()
-    client = db.client()
-    if not client.command("EXISTS TABLE sanlens_marts.slo_compliance"):
-        raise SanlensError("sanlens_marts.slo_compliance does not exist yet: run ./sanlens dbt build")
-    rows = client.query(QUERY, parameters={"days": round(slos.period_days), "limit": limit}).result_rows
-    by_slo = {}
-    for slo, entity, ios, attainment, budget_left, firing in rows:
-        by_slo.setdefault(slo, []).append(
-            (entity, f"{ios:,.0f}", f"{attainment:.4%}", f"{budget_left:.1%}", firing or "-")
-        )
+    by_slo = budget.over_the_period(db.reachable(), slos.period_days, limit)
     for s in slos.slos:
         print(
             f"\n{s.name}: {s.description or ''} (objective {s.objective:g}, {s.threshold_ms:g} ms, {s.side} side,"
             f" last {slos.period_days:g} days)"
         )
         if s.name in by_slo:
-            cli.print_rows(["entity", "I/Os", "attainment", "budget left", "firing"], by_slo[s.name])
+            cli.print_rows(COLUMNS, [cells(r) for r in by_slo[s.name]])
         else:
             print("  no I/Os yet")
+
+
+def cells(row: dict) -> list[str]:
+    """An entity's row as `slo` prints it; the report shows the budget left in the same words."""
+    ios, attainment = f"{row['ios']:,.0f}", f"{row['attainment']:.4%}"
+    return [row["entity"], ios, attainment, percent(row["budget_left"]), row["firing"] or "-"]
+
+
+def percent(share: float) -> str:
+    """A share of the budget as both views print it: -20,956.0%."""
+    return f"{share:,.1%}"

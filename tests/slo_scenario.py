@@ -43,7 +43,7 @@ events:
   # sql2's own port (0/1): 0.6 ms more for six hours, a few reads in a thousand past 2 ms
   - {{type: slow_drain, at: 1800, until: 23400, switch: {id}-sw, port: 1, delay_us: 600}}
 """
-DISK = {"data": "D:", "log": "L:"}
+DISK = {"data": "D", "log": "L"}  # the drive letters, as an SLO entity names a path: host:D
 
 
 def good_share(bucket: int, threshold_ms: float) -> float:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 import socketserver
 import subprocess
@@ -326,3 +327,21 @@ def _answers(url: str) -> bool:
             return resp.status == 200
     except OSError:
         return False
+
+
+def printed_tables(text: str) -> dict[str, list[dict]]:
+    """The tables a command printed (sanlensctl.cli.print_rows), each under the line above it, as rows of cells by
+    column: cells are apart by two spaces or more, none is empty."""
+    lines = text.splitlines()
+    tables = {}
+    for i in range(1, len(lines) - 1):
+        if not lines[i + 1].startswith("-") or set(lines[i + 1]) - {"-", " "}:
+            continue
+        head = re.split(r"\s{2,}", lines[i].strip())
+        body = []
+        for row in lines[i + 2 :]:
+            if re.fullmatch(r"\(\d+ rows?\)", row):
+                break
+            body.append(dict(zip(head, re.split(r"\s{2,}", row.strip()))))
+        tables[lines[i - 1]] = body
+    return tables

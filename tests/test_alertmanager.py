@@ -113,7 +113,7 @@ def test_the_notifier_waits_out_alertmanager_down_for_a_minute_and_loses_nothing
     """alerts.slo -> the notifier -> Alertmanager -> the webhook: an alert produced while Alertmanager is down
     reaches it once it is back; re-posts while firing page once; the resolved message ends the alert."""
     suffix = uuid.uuid4().hex[:8]
-    topic, entity = f"test.alerts.{suffix}", f"host-{suffix}:D:"
+    topic, entity = f"test.alerts.{suffix}", f"host-{suffix}:D"
     admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
     admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(30)
     producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})

@@ -8,14 +8,12 @@ is found as an incident where and when it was planted, and nothing else."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from flink_jobs.breakdown.tables import PARTS
 from ingest.simulator import latency
 from tests.breakdown_scenarios import ROWS_PER_INTERVAL, iso
-from tests.support import job_plan, sanlens, wait_until
+from tests.support import job_plan, printed_tables, sanlens, wait_until
 
 
 def test_each_window_is_broken_down_along_its_path_as_it_was_then(breakdown_played, ch):
@@ -94,28 +92,77 @@ def test_the_planted_contributor_dominates_on_the_affected_paths_only(breakdown_
     assert seen == {"fabric": 150, "host_queueing": 120}
 
 
-def largest_parts(explained: str) -> dict[tuple[str, str], str]:
-    """(disk, direction) -> the 'largest' column of ./sanlens explain's table (the last word of each line)."""
-    lines = explained.splitlines()
-    header = next(i for i, line in enumerate(lines) if line.startswith("disk"))
-    end = next(i for i, line in enumerate(lines) if i > header and line.startswith("("))
-    return {tuple(line.split()[:2]): line.split()[-1] for line in lines[header + 2 : end]}
+PATHS = {("D:", "read"), ("D:", "write"), ("L:", "write")}  # each host's paths with windows
 
 
-def test_explain_shows_the_fabric_during_the_slow_drain_and_the_array_outside_it(breakdown_played):
+def explained(*args: str) -> tuple[str, dict[str, list[dict]]]:
+    """./sanlens explain's output and its tables, each under its title."""
+    out = sanlens("explain", *args)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout, printed_tables(out.stdout)
+
+
+def table_titled(tables: dict[str, list[dict]], start: str) -> list[dict]:
+    [rows] = [rows for title, rows in tables.items() if title.startswith(start)]
+    return rows
+
+
+def largest_parts(rows: list[dict]) -> dict[tuple[str, str], str]:
+    """(disk, direction) -> the largest part, from a breakdown table of explain."""
+    return {(r["disk"], r["direction"]): r["largest"] for r in rows}
+
+
+def test_explain_leads_with_the_incidents_and_breaks_the_time_down_during_and_outside_them(breakdown_played):
+    """Over the host's last hour, the whole scenario, without a span asked for: first the slow drain on sql1's own
+    switch port, severe because the port discarded frames, with the host, the volumes and the array it touched;
+    then where the time went: the fabric the largest part on every path while it lasted, the array outside it."""
+    drain = breakdown_played.events["slow_drain"]
+    host, switch = drain["affected"][0], drain["component"].split()[1]
+    array = breakdown_played.scenario.hosts[host].array
+    text, tables = explained(host)
+    assert list(tables)[0] == "1 incident along its paths:", text
+    [incident] = tables["1 incident along its paths:"]
+    assert incident == incident | {
+        "#": "1",
+        "contributor": "fabric",
+        "component": f"{switch}:0/0",
+        "severity": "severe: frames lost (class-3 discards)",
+        "hosts": host,
+        "volumes": f"{array}:{host}_data, {array}:{host}_log",
+        "arrays": array,
+    }, text
+    assert "(severity, after Brocade MAPS FPI, is how much an incident hurt" in text
+    during = table_titled(tables, f"where the time went during incident 1, fabric on {switch}:0/0, ")
+    assert largest_parts(during) == dict.fromkeys(PATHS, "fabric"), text
+    assert largest_parts(table_titled(tables, "where the time went outside the incidents, ")) == dict.fromkeys(
+        PATHS, "array"
+    ), text
+
+
+def test_explain_names_a_host_queueing_incident_a_warning_however_large(breakdown_played):
+    host = breakdown_played.events["hba_saturation"]["affected"][0]
+    text, tables = explained(host)
+    [incident] = tables["1 incident along its paths:"]
+    assert (incident["contributor"], incident["component"]) == ("host queueing", host), text
+    assert incident["severity"] == "warning: no frame lost, under 80 ms added", text
+    during = table_titled(tables, f"where the time went during incident 1, host queueing on {host}, ")
+    assert set(largest_parts(during).values()) == {"host_queueing"}, text
+
+
+def test_explain_over_a_span_without_an_incident_and_what_it_cannot_show(breakdown_played):
+    """--from and --to before the slow drain: no incident, the array the largest part; an unknown disk and a span
+    that ends before it starts are answered in words, with what is known."""
     drain = breakdown_played.events["slow_drain"]
     host = drain["affected"][0]
-    # the truth's windows start where the figures' interval ends: one interval after the planted time
-    during = sanlens("explain", host, "--from", iso(drain["start"] + 10), "--to", iso(drain["end"] + 10))
-    before = sanlens("explain", host, "--from", iso(drain["start"] - 300), "--to", iso(drain["start"] + 10))
-    assert during.returncode == 0 and before.returncode == 0, during.stderr + before.stderr
-    paths = {("D:", "read"), ("D:", "write"), ("L:", "write")}
-    assert largest_parts(during.stdout) == dict.fromkeys(paths, "fabric"), during.stdout
-    assert largest_parts(before.stdout) == dict.fromkeys(paths, "array"), before.stdout
-    # and the incident that touched them, named by its switch port
-    incident = during.stdout.split("incidents along these paths:")[-1]
-    assert re.search(rf" fabric +{drain['component'].split()[1]}:0/0 ", incident), during.stdout
-    assert "no incident along these paths in the span" in before.stdout
+    text, tables = explained(host, "--from", iso(drain["start"] - 300), "--to", iso(drain["start"] + 10))
+    assert "no incident along its paths in the span" in text
+    assert largest_parts(table_titled(tables, "where the time went over the span, ")) == dict.fromkeys(PATHS, "array")
+    unknown = sanlens("explain", f"{host}:X")
+    expected = f"sanlens: error: host {host} has no disk X: with a latency breakdown; its disks: D:, L:\n"
+    assert unknown.returncode == 1 and unknown.stderr == expected, unknown.stderr
+    backwards = sanlens("explain", host, "--from", iso(drain["start"]), "--to", iso(drain["start"] - 60))
+    assert backwards.returncode == 1 and "sanlens: error: --from (" in backwards.stderr, backwards.stderr
+    assert "Traceback" not in unknown.stderr + backwards.stderr
 
 
 def test_the_mart_adds_up_and_leaves_little_unexplained(breakdown_played, ch):
@@ -214,7 +261,7 @@ def incidents_of(ch, sites: list[str]) -> dict[tuple[str, str], list[dict]]:
     out = sanlens("dbt", "build", "--select", "+latency_incidents")
     assert out.returncode == 0, out.stdout[-3000:]
     query = """SELECT contributor, component, toUnixTimestamp(started_at) AS start,
-            toUnixTimestamp(ended_at) AS end, excess_us, severity, paths
+            toUnixTimestamp(ended_at) AS end, excess_us, severity, paths, hosts, volumes, arrays
         FROM sanlens_marts.latency_incidents WHERE site IN {sites:Array(String)} ORDER BY start"""
     last = []
 
@@ -273,9 +320,17 @@ def test_every_planted_fault_of_the_demo_scenario_is_an_incident_and_nothing_els
 
 def test_the_second_scenario_s_faults_are_found_where_and_when_they_were_planted(breakdown_played, ch):
     """A slow drain on sql1's own switch port (not the array's, which sql2 shares) and an HBA saturation
-    on sql3, at other times: the same checks; the incidents name the paths they touched."""
+    on sql3, at other times: the same checks; the incidents name the paths, hosts, volumes and arrays they
+    touched."""
     found = incidents_of(ch, [breakdown_played.site])
     planted = planted_incidents(breakdown_played.scenario, breakdown_played.truth, breakdown_played.all_events)
     assert_found_as_planted(found, planted, breakdown_played.scenario.interval_s)
     (drain,) = found[("fabric", f"{breakdown_played.events['slow_drain']['component'].split()[1]}:0/0")]
     assert {p.split(":")[0] for p in drain["paths"]} == set(breakdown_played.events["slow_drain"]["affected"])
+    [host] = breakdown_played.events["slow_drain"]["affected"]
+    array = breakdown_played.scenario.hosts[host].array
+    assert (drain["hosts"], drain["volumes"], drain["arrays"]) == (
+        [host],
+        [f"{array}:{host}_data", f"{array}:{host}_log"],
+        [array],
+    )

@@ -1,15 +1,19 @@
-"""./sanlens explain's --from and --to (sanlensctl/explain.py `when`), and its answer for an unknown host: pure logic,
-no stack."""
+"""./sanlens explain's --from and --to (sanlensctl/explain.py `when`), its answer for an unknown host, how it splits
+the span at the incidents' bounds, and the incidents' severity in words (sanlensctl/queries/incidents.py): pure
+logic, no stack."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from datetime import datetime
 
 import pytest
 
 from sanlensctl import config
-from sanlensctl.explain import checked_time, nearest, when
+from sanlensctl.explain import checked_time, nearest, segments, when
+from sanlensctl.queries import incidents
+from tests.support import ROOT
 
 LAST = datetime(2026, 11, 27, 16, 40, 10)  # a host's last window: the reference of a span
 
@@ -56,3 +60,74 @@ def test_an_unknown_host_is_answered_with_the_known_hosts_nearest_its_name():
     assert sorted(nearest("acme-sql9", known)[:3]) == ["acme-sql1", "acme-sql2", "acme-sql3"]
     assert nearest("globex-db", known)[0] == "globex-db1"
     assert nearest("zzz", known) == sorted(known)  # none near: the first few in order
+
+
+def incident(contributor: str, component: str, start: datetime, end: datetime | None) -> dict:
+    return {"contributor": contributor, "component": component, "started_at": start, "ended_at": end}
+
+
+SPAN = (datetime(2026, 11, 27, 16, 0), datetime(2026, 11, 27, 17, 0))
+
+
+def test_the_span_is_broken_down_during_each_incident_and_outside_them():
+    """An incident that began before the span counts from its start, one still open until its end; the rest of the
+    span is broken down without the incidents' time."""
+    start, end = SPAN
+    drain = incident("fabric", "fa1:0/20", datetime(2026, 11, 27, 15, 55), datetime(2026, 11, 27, 16, 5))
+    queueing = incident("host_queueing", "sql2", datetime(2026, 11, 27, 16, 50), None)
+    during_drain, during_queueing, outside = segments([drain, queueing], start, end)
+    assert (during_drain.start, during_drain.end, during_drain.left_out) == (start, drain["ended_at"], [])
+    assert during_drain.title == "during incident 1, fabric on fa1:0/20"
+    assert (during_queueing.start, during_queueing.end) == (queueing["started_at"], end)
+    assert during_queueing.title == "during incident 2, host queueing on sql2"
+    assert (outside.start, outside.end) == SPAN
+    assert outside.left_out == [(start, drain["ended_at"]), (queueing["started_at"], end)]
+    assert outside.title == "outside the incidents"
+
+
+def test_without_an_incident_the_whole_span_is_broken_down_at_once():
+    [whole] = segments([], *SPAN)
+    assert (whole.title, whole.start, whole.end, whole.left_out) == ("over the span", *SPAN, [])
+
+
+@pytest.mark.parametrize(
+    "severity, worst_excess_us, words",
+    [
+        ("warning", 13_500.0, "warning: no frame lost, under 80 ms added"),  # a 13.5 ms host queueing
+        ("severe", 1_500.0, "severe: frames lost (class-3 discards)"),  # a 1.5 ms slow drain that discards frames
+        ("severe", 95_000.0, "severe: 80 ms or more added"),
+    ],
+)
+def test_an_incident_s_severity_says_what_made_it_so(severity, worst_excess_us, words):
+    assert incidents.severity_in_words(severity, worst_excess_us) == words
+
+
+def test_the_severity_s_threshold_is_the_incident_detector_s():
+    java = (ROOT / "flink-jobs/breakdown/java/io/sanlens/breakdown/DetectIncidents.java").read_text()
+    assert float(re.search(r"SEVERE_US = ([\d_]+)", java)[1].replace("_", "")) == incidents.SEVERE_US
+
+
+def test_an_incident_is_listed_with_the_hosts_volumes_and_arrays_it_touched():
+    row = {
+        **incident("fabric", "fa1:0/20", datetime(2026, 11, 27, 16, 8, 30), datetime(2026, 11, 27, 16, 13, 40)),
+        "site": "acme-east",
+        "excess_us": 1512.34,
+        "worst_excess_us": 1604.0,
+        "severity": "severe",
+        "hosts": ["acme-sql1", "acme-sql2"],
+        "volumes": ["acme-af1:acme-sql1_data", "acme-af1:acme-sql2_data"],
+        "arrays": ["acme-af1"],
+    }
+    assert dict(zip(incidents.HEAD, incidents.cells(row))) == {
+        "contributor": "fabric",
+        "component": "fa1:0/20",
+        "site": "acme-east",
+        "started (UTC)": "2026-11-27 16:08:30",
+        "ended": "16:13:40",
+        "added per I/O (us)": "1,512.3",
+        "severity": "severe: frames lost (class-3 discards)",
+        "hosts": "acme-sql1, acme-sql2",
+        "volumes": "acme-af1:acme-sql1_data, acme-af1:acme-sql2_data",
+        "arrays": "acme-af1",
+    }
+    assert incidents.cells({**row, "ended_at": None})[4] == "open"

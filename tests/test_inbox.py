@@ -16,11 +16,11 @@ from slo import inbox
 NOTIFICATION = {
     "receiver": "page",
     "status": "firing",
-    "groupLabels": {"slo": "flash-reads", "entity": "acme-sql1:D:", "severity": "page"},
+    "groupLabels": {"slo": "flash-reads", "entity": "acme-sql1:D", "severity": "page"},
     "alerts": [
         {
             "status": "firing",
-            "labels": {"slo": "flash-reads", "entity": "acme-sql1:D:", "severity": "page"},
+            "labels": {"slo": "flash-reads", "entity": "acme-sql1:D", "severity": "page"},
             "annotations": {"cause": "fabric on switch port fa1:0/5: +1,200 us per I/O since 2026-11-27 16:13 UTC"},
             "startsAt": "2026-11-27T16:15:00Z",
         }
@@ -75,7 +75,7 @@ def test_pages_lists_each_alert_with_its_cause(served, monkeypatch):
         "status": "firing",
         "severity": "page",
         "slo": "flash-reads",
-        "entity": "acme-sql1:D:",
+        "entity": "acme-sql1:D",
         "since": "2026-11-27 16:15:00",
     }
     assert row["cause"].startswith("fabric on switch port fa1:0/5")

@@ -176,7 +176,7 @@ def test_the_replay_has_the_first_play_s_slo_windows_and_alerts(played_twice):
     }
     slowed = next(e for e in p.events if e["type"] == "slow_drain")["affected"]
     pages = {(a["slo"], a["entity"]) for a in p.second.slo_alerts if a["severity"] == "page"}
-    assert pages == {("flash-reads", f"{host}:D:") for host in slowed}
+    assert pages == {("flash-reads", f"{host}:D") for host in slowed}
 
 
 def test_the_replay_has_the_first_play_s_breakdown_and_histograms(played_twice):

@@ -41,7 +41,7 @@ def alerts_of(played, host: str, severity: str) -> list[dict]:
 def test_a_fast_burn_pages_within_five_minutes_and_resolves_after(slo_played):
     onset, end = slo_played.run.start_s + 3600, slo_played.run.start_s + 5400
     pages = alerts_of(slo_played, "sql1", "page")
-    assert {(a["slo"], a["entity"]) for a in pages} == {("flash-reads", f"{slo_played.id}-sql1:D:")}
+    assert {(a["slo"], a["entity"]) for a in pages} == {("flash-reads", f"{slo_played.id}-sql1:D")}
     firing = [a["t"] for a in pages if a["state"] == "firing"]
     assert onset < firing[0] <= onset + 300
     resolved = [a["t"] for a in pages if a["state"] == "resolved"]
@@ -135,7 +135,7 @@ def test_a_live_incident_pages_through_alertmanager_once_and_resolves(stack, ch,
     (tmp_path / "paging.yaml").write_text(PAGING.format(id=run_id, onset=ONSET, end=END, duration=DURATION))
     s = scenario_file.load(tmp_path / "paging.yaml")
     run = Run(s, tmp_path / "truth", config.KAFKA_BOOTSTRAP, speed=SPEED)
-    entity, healthy = f"{run_id}-sql1:D:", f"{run_id}-sql2:"
+    entity, healthy = f"{run_id}-sql1:D", f"{run_id}-sql2:"
     seen, playing = {}, threading.Event()
 
     def watch():  # when Alertmanager first holds the page, on the wall clock

@@ -9,9 +9,13 @@ select
     is_open,
     last_window,
     excess_us,
+    worst_excess_us,
     baseline_us,
     peak_us,
     severity,
     paths,
+    hosts,
+    volumes,
+    arrays,
     ios
 from {{ source('sanlens', 'incidents') }}
