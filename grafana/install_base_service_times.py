@@ -1,5 +1,6 @@
-"""The "Install base service times" dashboard: the fleet's service-time histogram per firmware cohort
-(the Express Writes figure), percentiles over time, and drill-down from fleet to array to volume.
+"""The "Install base service times" dashboard: the fleet's service-time histogram per cohort (array model and
+firmware: models never pooled), the cohorts' share of fast I/Os weighted by I/O and by array with the arrays
+behind each (the Express Writes figure), percentiles over time, and drill-down from fleet to array to volume.
 Every query reads the service-time rollups, at the coarsest level the selection allows (fleet, array,
 volume: clickhouse/migrations/0005, 0007, 0011), and takes percentiles from merged histograms with
 serviceTimeQuantile (clickhouse/migrations/0006)."""
@@ -16,6 +17,7 @@ from grafana_foundation_sdk.models.dashboard import (
 )
 
 from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query, cascading_variable, datasource_variable
+from sanlensctl.queries import cohorts
 
 UID = "sanlens-install-base"
 TITLE = "Install base service times"
@@ -85,30 +87,37 @@ def variable(name: str, label: str, parents: list[str]) -> dashboard.QueryVariab
     return cascading_variable(name, label, parents, table, "period_start", " AND source = 'array'")
 
 
+# A cohort: the arrays of one model on one firmware (a hybrid model's service times are its media's, never pooled
+# with all-flash ones).
+COHORT = "concat(array_model, ' ', firmware) AS cohort"
+
+
 def cohort_histogram() -> barchart.Panel:
     sql = f"""
 SELECT
     bucket,
     if(bucket = 31, '> 8388608 ms', concat('<= ', toString(serviceTimeBucketUpperMs(bucket)), ' ms')) AS service_time,
-    firmware,
-    sum(ios) / sum(sum(ios)) OVER (PARTITION BY firmware) AS share
+    {COHORT},
+    sum(ios) / sum(sum(ios)) OVER (PARTITION BY cohort) AS share
 FROM (
-{by_level("bucket, firmware", [FLEET, ARRAYS, VOLUMES])}
+{by_level("bucket, array_model, firmware", [FLEET, ARRAYS, VOLUMES])}
 )
-GROUP BY bucket, firmware
+GROUP BY bucket, cohort
 HAVING sum(ios) > 0
-ORDER BY bucket, firmware"""
+ORDER BY bucket, cohort"""
     to_matrix = DataTransformerConfig(
         id_val="groupingToMatrix",
-        options={"columnField": "firmware", "rowField": "service_time", "valueField": "share"},
+        options={"columnField": "cohort", "rowField": "service_time", "valueField": "share"},
     )
     return (
         barchart.Panel()
         .id(1)
-        .title("Share of I/Os per service-time bucket, by firmware")
+        .title("Share of I/Os per service-time bucket, by array model and firmware")
         .description(
-            "The install base's service-time histogram per firmware cohort: the share of I/Os "
-            "per 3PAR bucket (upper bound shown), across every selected array and volume."
+            "The install base's service-time histogram per cohort (array model and firmware: a hybrid model is "
+            "never pooled with all-flash ones): the share of I/Os per 3PAR bucket (upper bound shown), across every "
+            "selected array and volume, I/O-weighted. The arrays behind each cohort and their spread: the "
+            "cohort table below."
         )
         .datasource(DATASOURCE)
         .with_target(Query(sql, TABLE))
@@ -126,21 +135,59 @@ ORDER BY bucket, firmware"""
     )
 
 
-def percentiles_by_firmware() -> timeseries.Panel:
+def cohort_table() -> table.Panel:
+    shares = {
+        "share_fast": "I/O-weighted",
+        "share_fast_array_mean": "array-weighted",
+        "share_fast_array_min": "lowest array",
+        "share_fast_array_p25": "first quartile",
+        "share_fast_array_median": "median array",
+        "share_fast_array_p75": "third quartile",
+        "share_fast_array_max": "highest array",
+        "busiest_array_ios_share": "busiest array's part of the I/Os",
+    }
+    panel = (
+        table.Panel()
+        .id(6)
+        .title("Cohorts: share of I/Os <= 0.125 ms, weighted by I/O and by array")
+        .description(
+            "Per cohort (array model and firmware) of the selection: the arrays behind it, its I/Os, the share of "
+            "I/Os at or under 0.125 ms (buckets 0 to 4) with the cohort's I/Os pooled (I/O-weighted: an array "
+            "carrying most of them drags it), the mean of the arrays' own shares (array-weighted) and their spread, "
+            "and the busiest array. The report's cohort figures, from the same query (sanlensctl/queries/cohorts.py)."
+        )
+        .datasource(DATASOURCE)
+        .with_target(Query(cohorts.figures(by_level(cohorts.COLUMNS, [ARRAYS, VOLUMES])), TABLE))
+        .unit("none")
+        .height(8)
+        .span(24)
+    )
+    for column, name in shares.items():
+        panel = panel.override_by_name(
+            column,
+            [
+                DynamicConfigValue(id_val="unit", value="percentunit"),
+                DynamicConfigValue(id_val="displayName", value=name),
+            ],
+        )
+    return panel
+
+
+def percentiles_by_cohort() -> timeseries.Panel:
     sql = f"""
-SELECT time, firmware, serviceTimeQuantile(histogram.1, histogram.2, 0.99) AS p99
+SELECT time, cohort, serviceTimeQuantile(histogram.1, histogram.2, 0.99) AS p99
 FROM (
-    SELECT $__timeInterval(period_start) AS time, firmware, sumMap([bucket], [ios]) AS histogram
+    SELECT $__timeInterval(period_start) AS time, {COHORT}, sumMap([bucket], [ios]) AS histogram
     FROM sanlens.service_time_hist_1m FINAL
     WHERE $__timeFilter(period_start) AND {SELECTION}
-    GROUP BY time, firmware
+    GROUP BY time, cohort
 )
-ORDER BY time, firmware"""
+ORDER BY time, cohort"""
     return (
         timeseries.Panel()
         .id(2)
-        .title("p99 service time by firmware")
-        .description("p99 from the merged histogram of each firmware cohort and interval.")
+        .title("p99 service time by array model and firmware")
+        .description("p99 from the merged histogram of each cohort (array model and firmware) and interval.")
         .datasource(DATASOURCE)
         .with_target(Query(sql, TIME_SERIES))
         .unit("ms")
@@ -228,8 +275,8 @@ def build() -> dashboard.Dashboard:
         .uid(UID)
         .tags(["sanlens", "service time", "install base"])
         .description(
-            "Service-time histograms of the install base per firmware cohort, percentiles, "
-            "and drill-down from fleet to array to volume."
+            "Service-time histograms of the install base per array model and firmware, the cohorts' share of "
+            "fast I/Os weighted by I/O and by array, percentiles, and drill-down from fleet to array to volume."
         )
         .time("now-24h", "now")
         .refresh("1m")
@@ -245,7 +292,8 @@ def build() -> dashboard.Dashboard:
     board = (
         board.with_row(dashboard.Row("Fleet").id(100))
         .with_panel(cohort_histogram())
-        .with_panel(percentiles_by_firmware())
+        .with_panel(cohort_table())
+        .with_panel(percentiles_by_cohort())
         .with_panel(percentiles())
         .with_row(dashboard.Row("Arrays and volumes").id(101))
         .with_panel(

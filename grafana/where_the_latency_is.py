@@ -2,7 +2,7 @@
 queueing, the fabric, the array and what none of them explains, the switch ports that stall, the incidents
 the breakdown job found, the tier migrations of the hybrid volumes and what they did, and drill-down from site
 to host to disk. The queries read the breakdown job's tables, sanlens.path_latency (FINAL) and the view
-sanlens.incidents (clickhouse/migrations/0008, 0009; flink-jobs/breakdown/README.md says what the parts and the
+sanlens.incidents (clickhouse/migrations/0008, 0009, 0017; flink-jobs/breakdown/README.md says what the parts and the
 incidents mean), the volumes' Tier 0 and Tier 1 bytes in sanlens.metrics, the tiering job's
 sanlens.tier_episodes (FINAL, migration 0012) and the dbt view sanlens_marts.tier_migration_effects."""
 
@@ -34,7 +34,8 @@ SELECTION = f"""{SITE}
 # Incidents per component and episode (the view sanlens.incidents merges the job's incidents along each path).
 INCIDENTS = f"""(
     SELECT contributor, component, site, started_at, ended_at, excess_us, severity,
-        arrayStringConcat(paths, ', ') AS paths
+        arrayStringConcat(hosts, ', ') AS hosts, arrayStringConcat(volumes, ', ') AS volumes,
+        arrayStringConcat(arrays, ', ') AS arrays
     FROM sanlens.incidents
     WHERE {SITE}
 )"""
@@ -72,6 +73,8 @@ ORDER BY time, array_volume"""
 
 # What tier_migration_effects measures before and after each episode, with the unit of each.
 EFFECTS = {"array_us": "µs", "host_us": "µs", "batch_requests": "reqps", "file_us": "µs"}
+# Each measure's figures: the means, its change's interval, the blocks that rests on and whether they are too few.
+EFFECT_FIGURES = ("before", "after", "change_ci_low", "change_ci_high", "blocks", "low_confidence")
 
 # (name, label, the variables it depends on)
 VARIABLES = [("site", "Site", []), ("host", "Host", ["site"]), ("disk", "Disk", ["site", "host"])]
@@ -190,7 +193,7 @@ def incidents() -> table.Panel:
     sql = f"""
 SELECT contributor, component, site, started_at,
     ifNull(formatDateTime(ended_at, '%F %T'), 'open') AS ended,
-    excess_us, severity, paths
+    excess_us, severity, hosts, volumes, arrays
 FROM {INCIDENTS}
 WHERE {in_range("ended_at")}
 ORDER BY ended_at IS NULL DESC, started_at DESC
@@ -201,8 +204,10 @@ LIMIT 100"""
         .title("Open and recent incidents")
         .description(
             "Runs of windows in which one contributor's part on one component stayed above the paths' own "
-            "baselines, open ones first, then the most recent: excess_us is the latency it added per I/O, paths "
-            "the host:disk:direction paths it touched."
+            "baselines, open ones first, then the most recent: excess_us is the latency it added per I/O; the "
+            "hosts, volumes (array:volume) and arrays it touched. Severity, after Brocade MAPS FPI, is how much it "
+            "hurt, not how large it was: severe when frames were lost (class-3 discards on a switch port of its "
+            "paths) or a path gained 80 ms or more per I/O, otherwise warning."
         )
         .datasource(DATASOURCE)
         .with_target(Query(sql, TABLE))
@@ -308,10 +313,7 @@ def tier_shares() -> timeseries.Panel:
 
 
 def tier_effects() -> table.Panel:
-    figures = ",\n    ".join(
-        ", ".join(f"{measure}_{figure}" for figure in ("before", "after", "change_ci_low", "change_ci_high"))
-        for measure in EFFECTS
-    )
+    figures = ",\n    ".join(", ".join(f"{measure}_{figure}" for figure in EFFECT_FIGURES) for measure in EFFECTS)
     sql = f"""
 SELECT site, host, array, volume, direction, started_at, settled_at, before_period,
     tier0_share_before, tier0_share_after,
@@ -330,7 +332,9 @@ LIMIT 100"""
             "Per settled tier migration and host with a path to the volume: the means over matched periods before "
             "(before_period) and after it settled of the volume's array service time, the host's latency on its "
             "paths to it, SQL Server's batch requests/s and the DMV file latency of its database files there, "
-            "with the 95% bootstrap interval of each change (after - before: change_ci_low to change_ci_high); "
+            "with the 95% bootstrap interval of each change (after - before: change_ci_low to change_ci_high), the "
+            "1-minute blocks it rests on (blocks: whole minutes of the shorter period) and low_confidence true when "
+            "fewer than 10; "
             "the Tier 0 share before and after, and the time from the start until the host's latency was within "
             "10% of where it settled. Method: flink-jobs/tiering/README.md."
         )
@@ -344,7 +348,8 @@ LIMIT 100"""
     )
     for measure, unit in EFFECTS.items():
         panel = panel.override_by_regexp(f"{measure}_.*", [DynamicConfigValue(id_val="unit", value=unit)])
-    return panel
+    # after the measures' units, which their names match too
+    return panel.override_by_regexp(".*_(blocks|low_confidence)", [DynamicConfigValue(id_val="unit", value="none")])
 
 
 def tier_annotations() -> dashboard.AnnotationQuery:

@@ -373,47 +373,48 @@ def _span(run) -> dict:
 
 
 def _install_base_summary(client, run, truth_dir) -> None:
-    """This run's arrays over this run's span: the share of I/Os in bucket 4 (<= 0.125 ms) per firmware
-    against the simulator's own histograms, and the upgrade effect on this run's arrays."""
+    """This run's arrays over this run's span: the share of I/Os in bucket 4 (<= 0.125 ms) per array model and
+    firmware (a hybrid model's service times are its media's: never pooled with all-flash ones) against the
+    simulator's own histograms, and the upgrade effect on this run's arrays."""
     truth = [json.loads(line) for line in (truth_dir / "histograms.jsonl").read_text().splitlines()]
     if not truth:
         return
     planted = defaultdict(lambda: [0, 0])
     for t in truth:
-        planted[(t["firmware"], t["direction"])][0] += t["counts"][4]
-        planted[(t["firmware"], t["direction"])][1] += sum(t["counts"])
+        planted[(t["model"], t["firmware"], t["direction"])][0] += t["counts"][4]
+        planted[(t["model"], t["firmware"], t["direction"])][1] += sum(t["counts"])
     arrays = {"arrays": list(run.s.arrays), **_span(run)}
     rows = client.query(
         """
-        SELECT firmware, direction, uniqExact(array), sum(ios), sumIf(ios, bucket = 4) / sum(ios)
+        SELECT array_model, firmware, direction, uniqExact(array), sum(ios), sumIf(ios, bucket = 4) / sum(ios)
         FROM sanlens.service_time_hist_1m FINAL
         WHERE source = 'array' AND array IN {arrays:Array(String)}
           AND period_start BETWEEN toStartOfMinute({a:DateTime}) AND {b:DateTime}
-        GROUP BY firmware, direction ORDER BY direction, firmware""",
+        GROUP BY array_model, firmware, direction ORDER BY direction, array_model, firmware""",
         parameters=arrays,
     ).result_rows
-    table = [
-        (
-            fw,
-            d,
-            n,
-            ios,
-            planted[(fw, d)][1],
-            f"{100 * share:.1f}",
-            f"{100 * planted[(fw, d)][0] / max(planted[(fw, d)][1], 1):.1f}",
-        )
-        for fw, d, n, ios, share in rows
-    ]
-    print("\nInstall base, this run: I/Os in bucket 4 (0.0625-0.125 ms), measured by the pipeline against planted")
+    table = []
+    for model, fw, d, n, ios, share in rows:
+        fast, total = planted[(model, fw, d)]
+        table.append((model, fw, d, n, ios, total, f"{100 * share:.1f}", f"{100 * fast / max(total, 1):.1f}"))
+    print(
+        "\nInstall base, this run: I/Os in bucket 4 (0.0625-0.125 ms) per array model and firmware, measured by the "
+        "pipeline against planted (I/O-weighted; per array: ./sanlens report)"
+    )
     cli.print_rows(
-        ["firmware", "direction", "arrays", "ios_measured", "ios_simulated", "pct_bucket4", "pct_bucket4_planted"],
+        ["model", "firmware", "direction", "arrays", "ios_measured", "ios_simulated"]
+        + ["pct_bucket4", "pct_bucket4_planted"],
         table,
     )
     effect = client.query(
         """
         SELECT array_model, from_firmware, to_firmware, direction, count() AS arrays,
+               concat(toString(min(matched_periods)),
+                      if(min(matched_periods) < max(matched_periods), concat('-', toString(max(matched_periods))), ''),
+                      ' ', arrayStringConcat(arraySort(groupUniqArray(period)), '/'), 's') AS each_way,
                round(100 * avg(share_fast_delta), 2) AS share_fast_delta_pts,
                round(100 * min(share_fast_delta), 2) AS min_pts, round(100 * max(share_fast_delta), 2) AS max_pts,
+               countIf(share_fast_delta_ci_low > 0 OR share_fast_delta_ci_high < 0) AS arrays_ci_excl_0,
                round(avg(p99_ms_delta), 3) AS p99_ms_delta
         FROM sanlens_marts.upgrade_effect_by_array
         WHERE array IN {arrays:Array(String)} AND changed_at BETWEEN {a:DateTime64(3)} AND {b:DateTime64(3)}
@@ -423,8 +424,14 @@ def _install_base_summary(client, run, truth_dir) -> None:
     )
     if effect.result_rows:
         print(
-            "\nUpgrade effect on this run's arrays (after - before, matched whole hours; share of I/Os <= 0.125 ms "
-            "in points, p99 in ms). Across the whole fleet, with 95% bootstrap intervals: "
-            "sanlens_marts.upgrade_effect"
+            "\nUpgrade effect on this run's arrays (after - before over matched periods each way: whole hours where "
+            "the data holds 6 on each side, else minutes; share of I/Os <= 0.125 ms in points, the arrays whose own "
+            "95% interval excludes zero, p99 in ms). Per array with its interval: "
+            "sanlens_marts.upgrade_effect_by_array; across the fleet: sanlens_marts.upgrade_effect"
         )
         cli.print_rows(effect.column_names, effect.result_rows)
+    elif any(e["type"] == "firmware_upgrade" for e in run.s.events):
+        print(
+            "\nUpgrade effect on this run's arrays: none. No upgraded array has array-reported service-time "
+            "histograms on both sides of its change (a minute of data each way, besides the minute of the change)."
+        )

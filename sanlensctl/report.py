@@ -3,75 +3,292 @@ JavaScript inlined) and a PNG per chart (kaleido, through headless Chromium), fr
 the hourly service-time rollups; then where the latency went on the hosts the incidents touched most,
 and the incident list; then the tier migrations: the Tier 0 share of each volume that had one, and what
 each did (sanlens_marts.tier_migration_effects); then the latency SLOs: the error budget left and the attainment
-per SLO and entity over the SLO's period (`./sanlens slo`'s query), and the history of their alerts (the SLO
-dashboard's episodes of sanlens.slo_alerts)."""
+per SLO and entity over the SLO's period (sanlensctl/queries/budget.py, as `./sanlens slo` and the SLO dashboard
+have them), and the history of their alerts (the SLO dashboard's episodes of sanlens.slo_alerts)."""
 
 from __future__ import annotations
 
 import html
+import textwrap
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import plotly.graph_objects as go
+from plotly.colors import DEFAULT_PLOTLY_COLORS
+from plotly.subplots import make_subplots
 
 from grafana.slos import episodes
-from grafana.where_the_latency_is import tier0_shares
+from grafana.where_the_latency_is import EFFECT_FIGURES, tier0_shares
 from ingest import buckets
 from sanlensctl import db, slos
 from sanlensctl.errors import SanlensError
+from sanlensctl.queries import budget, cohorts, incidents
 from slo import definitions
 
 FAST = "share of I/Os <= 0.125 ms"
 
 
-def cohort_histogram(client, direction: str) -> go.Figure:
+def said_empty(fig: go.Figure, why: str) -> go.Figure:
+    """A chart without data says why in its middle, instead of showing a blank axis."""
+    fig.add_annotation(
+        text="<br>".join(textwrap.wrap(why, 90)),
+        xref="paper",
+        yref="paper",
+        x=0.5,
+        y=0.5,
+        showarrow=False,
+        font={"size": 15},
+    )
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    fig.update_layout(height=300)
+    return fig
+
+
+def cohort_figures(client) -> list[dict]:
+    """Every cohort (array model, firmware, direction) over everything the store holds: the install-base dashboard's
+    cohort query (sanlensctl/queries/cohorts.py)."""
+    return list(client.query(cohorts.figures(cohorts.every_array())).named_results())
+
+
+def arrays_behind(n: int) -> str:
+    return f"{n} array" if n == 1 else f"{n} arrays"
+
+
+def media_of_models(client) -> dict[str, str]:
+    """Each array model's media (ssd, hybrid), from the inventory."""
+    rows = client.query("SELECT model, any(media) FROM sanlens.topology FINAL WHERE kind = 'array' GROUP BY model")
+    return dict(rows.result_rows)
+
+
+def cohort_histogram(client, direction: str, found: list[dict], media: dict[str, str]) -> go.Figure:
+    """The service-time histogram of each cohort, one chart per array model (a hybrid model is never pooled with
+    all-flash ones), each firmware's bars named with the arrays behind them."""
     rows = client.query(
-        "SELECT firmware, bucket, sum(ios) / sum(sum(ios)) OVER (PARTITION BY firmware) AS share "
+        "SELECT array_model, firmware, bucket, "
+        "sum(ios) / sum(sum(ios)) OVER (PARTITION BY array_model, firmware) AS share "
         "FROM sanlens_marts.install_base_histogram WHERE direction = {d:String} "
-        "GROUP BY firmware, bucket HAVING sum(ios) > 0 ORDER BY firmware, bucket",
+        "GROUP BY array_model, firmware, bucket HAVING sum(ios) > 0 ORDER BY array_model, firmware, bucket",
         parameters={"d": direction},
     ).result_rows
+    title = f"Install base: {direction} service times by array model and firmware"
+    models = sorted({r[0] for r in rows})
+    if not models:
+        return said_empty(go.Figure(layout_title_text=title), f"No array reported a {direction} I/O in its histograms.")
+    arrays = {(c["array_model"], c["firmware"]): c["arrays"] for c in found if c["direction"] == direction}
+    firmwares = sorted({r[1] for r in rows})
+    colors = dict(zip(firmwares, DEFAULT_PLOTLY_COLORS))
+    fig = make_subplots(
+        rows=len(models),
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.08,
+        subplot_titles=[f"{m} ({media[m]})" if m in media else m for m in models],
+    )
+    for row, model in enumerate(models, 1):
+        for firmware in sorted({r[1] for r in rows if r[0] == model}):
+            mine = [r for r in rows if r[:2] == (model, firmware)]
+            fig.add_bar(
+                name=f"{model} on {firmware}: {arrays_behind(arrays.get((model, firmware), 0))}",
+                x=[buckets.label(r[2]) for r in mine],
+                y=[r[3] for r in mine],
+                marker_color=colors[firmware],
+                row=row,
+                col=1,
+            )
+        fig.update_yaxes(title_text="share of I/Os", tickformat=".0%", row=row, col=1)
+    fig.update_xaxes(categoryorder="array", categoryarray=[buckets.label(b) for b in sorted({r[2] for r in rows})])
+    fig.update_xaxes(title_text="service-time bucket (upper bound)", row=len(models), col=1)
+    fig.update_layout(title=title, barmode="group", height=120 + 230 * len(models))
+    return fig
+
+
+def cohort_label(c: dict) -> str:
+    return (
+        f"{c['array_model']} on {c['firmware']}, {c['direction']}s<br>{arrays_behind(c['arrays'])}; "
+        f"{c['busiest_array']}: {c['busiest_array_ios_share']:.0%} of the I/Os"
+    )
+
+
+def cohort_shares(found: list[dict]) -> go.Figure:
+    """Each cohort's share of I/Os at or under 0.125 ms: pooled over its I/Os, and the spread of its arrays' own
+    shares (lowest, quartiles, highest) with their mean, so that an array carrying most of the I/Os shows."""
+    title = f"Install base: the {FAST} per cohort, weighted by I/O and by array"
+    if not found:
+        return said_empty(go.Figure(layout_title_text=title), "No array reported an I/O in its histograms.")
+    labels = [cohort_label(c) for c in found]
     fig = go.Figure()
-    for firmware in sorted({r[0] for r in rows}):
-        mine = [r for r in rows if r[0] == firmware]
-        fig.add_bar(name=f"firmware {firmware}", x=[buckets.label(r[1]) for r in mine], y=[r[2] for r in mine])
+    fig.add_box(
+        name="the arrays' own shares: lowest, quartiles, highest; dashed: their mean (array-weighted)",
+        orientation="h",
+        y=labels,
+        lowerfence=[c["share_fast_array_min"] for c in found],
+        q1=[c["share_fast_array_p25"] for c in found],
+        median=[c["share_fast_array_median"] for c in found],
+        q3=[c["share_fast_array_p75"] for c in found],
+        upperfence=[c["share_fast_array_max"] for c in found],
+        mean=[c["share_fast_array_mean"] for c in found],
+        boxmean=True,
+        marker_color="steelblue",
+    )
+    fig.add_scatter(
+        name="the cohort's I/Os pooled (I/O-weighted)",
+        x=[c["share_fast"] for c in found],
+        y=labels,
+        mode="markers",
+        marker={"symbol": "diamond", "size": 13, "color": "crimson"},
+    )
     fig.update_layout(
-        title=f"Install base: {direction} service times by firmware cohort",
-        barmode="group",
-        xaxis_title="service-time bucket (upper bound)",
-        yaxis_title="share of I/Os",
-        yaxis_tickformat=".0%",
+        title=title,
+        xaxis_title=f"{FAST} (buckets 0 to 4)",
+        xaxis_tickformat=".0%",
+        xaxis_rangemode="tozero",
+        yaxis_autorange="reversed",
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
+        height=max(400, 70 * len(found) + 220),
+        margin={"l": 330, "t": 120},
     )
     return fig
 
 
+def cohort_table(found: list[dict]) -> str:
+    head = ["model", "firmware", "direction", "arrays", "I/Os", "I/O-weighted", "array-weighted", "lowest"]
+    head += ["first quartile", "median", "third quartile", "highest", "busiest array (its part of the I/Os)"]
+    shares = ("share_fast", "share_fast_array_mean", "share_fast_array_min", "share_fast_array_p25")
+    shares += ("share_fast_array_median", "share_fast_array_p75", "share_fast_array_max")
+    return html_table(
+        head,
+        [
+            [c["array_model"], c["firmware"], c["direction"], c["arrays"], f"{c['ios']:,}"]
+            + [f"{c[s]:.1%}" for s in shares]
+            + [f"{c['busiest_array']} ({c['busiest_array_ios_share']:.0%})"]
+            for c in found
+        ],
+    )
+
+
+COHORTS_NOTE = f"""<p>A cohort is the arrays of one model on one firmware: models are never pooled (a hybrid array's
+service times are its media's). Its I/O-weighted {html.escape(FAST)} pools the arrays' I/Os, so an array that
+carries most of them drags it; the array-weighted share is the mean of the arrays' own shares, the box their spread.
+Over everything the store holds, as the install-base dashboard's cohort table has it over its time range.</p>"""
+UPGRADE_EFFECT_NOTE = """<p>Each upgraded array's change compares the nearest periods with data before and after its
+firmware change, as many on each side, leaving out the period of the change: whole hours where the data holds 6 on
+each side, else minutes (a run as short as the demo's 20 minutes); its interval resamples those periods. The mean
+across the arrays of an upgrade path has its interval across them (no width with one array).</p>"""
+
+
+def why_no_upgrade_effect(client) -> str:
+    changed = client.command(
+        "SELECT countIf(versions > 1) FROM (SELECT array, uniqExact(firmware) AS versions "
+        "FROM sanlens.topology FINAL WHERE kind = 'array' GROUP BY array)"
+    )
+    if not changed:
+        return "No upgrade effect: no array has changed its firmware in the inventory (sanlens.topology)."
+    return (
+        f"No upgrade effect: {arrays_behind(changed)} changed firmware, but none has array-reported service-time "
+        "histograms on both sides of its change. The effect compares the nearest periods with data before and after "
+        "each change, leaving out the period of the change: whole hours where the data holds 6 on each side, else "
+        "minutes (./sanlens dbt build once the data is in)."
+    )
+
+
+ARRAYS_BELOW = 0.35  # where an upgrade path's arrays are drawn, below the path's mean
+
+
+def upgrade_path(r: dict) -> tuple[str, str]:
+    return f"{r['array_model']} {r['from_firmware']} -> {r['to_firmware']}", r["direction"]
+
+
+def periods_compared(arrays: list[dict]) -> str:
+    """The periods the arrays' changes compare, e.g. "5 to 8 minutes each way"."""
+    spans = []
+    for unit in sorted({a["period"] for a in arrays}):
+        counts = [a["matched_periods"] for a in arrays if a["period"] == unit]
+        low, high = min(counts), max(counts)
+        spans.append(f"{low} to {high} {unit}s" if low < high else f"{low} {unit}" + ("s" if low > 1 else ""))
+    return "; ".join(spans) + " each way"
+
+
+def path_label(path: dict, arrays: list[dict]) -> str:
+    mine = [a for a in arrays if upgrade_path(a) == upgrade_path(path)]
+    return f"{', '.join(upgrade_path(path))}s<br>{arrays_behind(path['arrays'])}, {periods_compared(mine)}"
+
+
+def padded(values: list[float], margin: float = 0.12) -> list[float]:
+    """An axis range around the values and zero, with room for the labels at its ends."""
+    low, high = min([*values, 0.0]), max([*values, 0.0])
+    room = (high - low) * margin or 0.01
+    return [low - room, high + room]
+
+
 def upgrade_effect(client) -> go.Figure:
-    rows = client.query(
-        "SELECT concat(array_model, ' ', from_firmware, ' -> ', to_firmware, ', ', direction) AS path, "
-        "mean_delta, ci_low, ci_high, arrays FROM sanlens_marts.upgrade_effect WHERE metric = 'share_fast' "
-        "ORDER BY path"
-    ).result_rows
-    fig = go.Figure(
-        go.Scatter(
-            x=[r[1] for r in rows],
-            y=[r[0] for r in rows],
-            mode="markers",
-            error_x={
-                "type": "data",
-                "symmetric": False,
-                "array": [r[3] - r[1] for r in rows],
-                "arrayminus": [r[1] - r[2] for r in rows],
-            },
-            text=[f"{r[4]} arrays" for r in rows],
-            marker={"size": 10},
-        )
+    """Per upgrade path, the mean change across its arrays with its interval across them, and each array's own
+    change with its interval over its periods."""
+    paths = list(
+        client.query(
+            "SELECT array_model, from_firmware, to_firmware, direction, arrays, mean_delta, ci_low, ci_high "
+            "FROM sanlens_marts.upgrade_effect WHERE metric = 'share_fast' "
+            "ORDER BY direction DESC, array_model, from_firmware, to_firmware"
+        ).named_results()
+    )
+    title = f"Upgrade effect: change in the {FAST}, with its 95% bootstrap interval"
+    if not paths:
+        return said_empty(go.Figure(layout_title_text=title), why_no_upgrade_effect(client))
+    arrays = list(
+        client.query(
+            "SELECT array_model, from_firmware, to_firmware, direction, array, period, matched_periods, "
+            "share_fast_delta, share_fast_delta_ci_low, share_fast_delta_ci_high "
+            "FROM sanlens_marts.upgrade_effect_by_array"
+        ).named_results()
+    )
+    row = {upgrade_path(p): i for i, p in enumerate(paths)}  # a path's mean on its row, its arrays just below
+    fig = go.Figure()
+    fig.add_scatter(
+        name="each array: its change, the interval over its periods",
+        x=[a["share_fast_delta"] for a in arrays],
+        y=[row[upgrade_path(a)] + ARRAYS_BELOW for a in arrays],
+        mode="markers+text" if len(arrays) <= 12 else "markers",
+        error_x={
+            "type": "data",
+            "symmetric": False,
+            "array": [a["share_fast_delta_ci_high"] - a["share_fast_delta"] for a in arrays],
+            "arrayminus": [a["share_fast_delta"] - a["share_fast_delta_ci_low"] for a in arrays],
+            "color": "grey",
+        },
+        text=[a["array"] for a in arrays],
+        textposition="bottom center",
+        textfont={"size": 10, "color": "grey"},
+        marker={"size": 8, "color": "grey", "symbol": "circle-open"},
+    )
+    fig.add_scatter(
+        name="the mean across the arrays, the interval across them",
+        x=[p["mean_delta"] for p in paths],
+        y=list(range(len(paths))),
+        mode="markers",
+        error_x={
+            "type": "data",
+            "symmetric": False,
+            "array": [p["ci_high"] - p["mean_delta"] for p in paths],
+            "arrayminus": [p["mean_delta"] - p["ci_low"] for p in paths],
+            "thickness": 3,
+        },
+        marker={"size": 13, "color": "crimson", "symbol": "diamond"},
     )
     fig.add_vline(x=0, line_dash="dash")
     fig.update_layout(
-        title=f"Upgrade effect: change in the {FAST}, with its 95% bootstrap interval",
-        xaxis_title="after - before (mean across upgraded arrays)",
-        xaxis_tickformat="+.1%",
-        height=max(350, 60 * len(rows) + 150),
+        title=title,
+        xaxis_title="after - before, in percentage points of the I/Os",
+        xaxis_tickformat="+.0%",
+        xaxis_range=padded([a[f] for a in arrays for f in ("share_fast_delta_ci_low", "share_fast_delta_ci_high")]),
+        yaxis={
+            "tickvals": list(range(len(paths))),
+            "ticktext": [path_label(p, arrays) for p in paths],
+            "range": [len(paths) - 0.3, -0.5],
+            "showgrid": False,
+        },
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
+        height=max(400, 110 * len(paths) + 220),
+        margin={"l": 260, "t": 110},
     )
     return fig
 
@@ -84,6 +301,11 @@ def top_volumes(client, top: int) -> go.Figure:
         "ORDER BY p99 DESC LIMIT {n:UInt32}",
         parameters={"n": top},
     ).result_rows
+    if not rows:
+        return said_empty(
+            go.Figure(layout_title_text="Top volumes by p99 write service time"),
+            "No volume has array-reported write service-time histograms yet.",
+        )
     rows = rows[::-1]
     fig = go.Figure(go.Bar(x=[r[1] for r in rows], y=[r[0] for r in rows], orientation="h"))
     fig.update_layout(
@@ -124,6 +346,12 @@ def host_breakdown(client, host: str) -> go.Figure:
         parameters={"h": host},
     ).named_results()
     rows = list(rows)
+    if not rows:
+        return said_empty(
+            go.Figure(layout_title_text=f"Where the latency of {host} goes, per minute"),
+            f"No latency breakdown of {host}: sanlens_marts.latency_breakdown holds no minute of its paths "
+            "(./sanlens dbt build once the breakdown job's windows are in).",
+        )
     fig = go.Figure()
     for column, name in PARTS.items():
         fig.add_scatter(
@@ -140,14 +368,14 @@ def host_breakdown(client, host: str) -> go.Figure:
 
 
 def incident_table(client) -> str:
-    rows = client.query(
-        "SELECT contributor, component, site, started_at, ended_at, round(excess_us, 1), severity, "
-        "arrayStringConcat(paths, ', ') FROM sanlens_marts.latency_incidents LIMIT 100"
-    ).result_rows
-    if not rows:
+    """The incidents, open ones first, then the most recent, as `./sanlens explain` lists them, and the rule of
+    their severity."""
+    rows = client.query(f"SELECT {incidents.COLUMNS} FROM sanlens_marts.latency_incidents LIMIT 100").named_results()
+    cells = [incidents.cells(r) for r in rows]
+    if not cells:
         return "<p>No incident: no contributor's part stayed above its baseline on any path.</p>"
-    head = ["contributor", "component", "site", "started (UTC)", "ended", "excess µs", "severity", "paths"]
-    return html_table(head, [[*r[:4], r[4] if r[4] is not None else "open", *r[5:]] for r in rows])
+    rule = incidents.SEVERITY_RULE
+    return html_table(incidents.HEAD, cells) + f"<p>{html.escape(rule[0].upper() + rule[1:])}.</p>"
 
 
 def html_table(head: list[str], rows: list[list]) -> str:
@@ -155,22 +383,7 @@ def html_table(head: list[str], rows: list[list]) -> str:
     return "<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + f"</tr></thead><tbody>{body}</tbody></table>"
 
 
-NO_SLO_WINDOWS = (
-    "<p>No SLO windows yet: the burn_rates job has judged no I/O against the SLOs over their period (or "
-    "sanlens_marts.slo_compliance is not built: ./sanlens dbt build).</p>"
-)
-
-
-def slo_budgets(client, period_days: float, top: int) -> dict[str, list[dict]]:
-    """Per SLO, its `top` entities with the least error budget left over the period, as `./sanlens slo` shows them
-    (sanlens_marts.slo_compliance); empty when the view is not built or holds no window."""
-    if not client.command("EXISTS TABLE sanlens_marts.slo_compliance"):
-        return {}
-    rows = client.query(slos.QUERY, parameters={"days": round(period_days), "limit": top}).named_results()
-    budgets: dict[str, list[dict]] = {}
-    for r in rows:
-        budgets.setdefault(r["slo"], []).append(r)
-    return budgets
+NO_SLO_WINDOWS = "<p>No SLO windows yet: the burn_rates job has judged no I/O against the SLOs over their period.</p>"
 
 
 def slo_budget(slo: definitions.Slo, period_days: float, rows: list[dict]) -> go.Figure:
@@ -182,7 +395,7 @@ def slo_budget(slo: definitions.Slo, period_days: float, rows: list[dict]) -> go
             y=[f"{r['entity']} ({r['attainment']:.3%})" for r in rows],
             x=[max(r["budget_left"], -1) for r in rows],
             marker_color=["crimson" if r["budget_left"] < 0 else "seagreen" for r in rows],
-            text=[f"{r['budget_left']:,.1%}" + (f", {r['firing']} firing" if r["firing"] else "") for r in rows],
+            text=[slos.percent(r["budget_left"]) + (f", {r['firing']} firing" if r["firing"] else "") for r in rows],
             textposition="auto",
             hovertext=[f"{r['ios']:,.0f} I/Os" for r in rows],
         )
@@ -213,11 +426,11 @@ def slo_alert_table(client) -> str:
         return "<p>No SLO alert has fired: no entity burnt its error budget fast enough for a page or a ticket.</p>"
     peaks = [f"peak burn {w}" for w in definitions.WINDOWS]
     return html_table(
-        ["SLO", "entity", "site", "severity", "fired (UTC)", "resolved", *peaks, "period budget left"],
+        ["SLO", "entity", "site", "severity", "fired (UTC)", "resolved", *peaks, "budget left at its last minute"],
         [
             [*r[:4], f"{r[4]:%Y-%m-%d %H:%M}", "firing" if r[5] is None else f"{r[5]:%Y-%m-%d %H:%M}"]
             + [f"{b:.1f}" for b in r[6:-1]]
-            + [f"{r[-1]:.1%}"]
+            + [slos.percent(r[-1])]
             for r in rows
         ],
     )
@@ -282,8 +495,9 @@ def tier_share(client, array: str, volume: str, episodes: list[dict]) -> go.Figu
 
 def tier_effects(client) -> go.Figure:
     """What each settled episode did per host: each measure's change relative to before, with its 95% interval,
-    the means before and after as the bar's text."""
-    figures = ", ".join(f"{m}_before, {m}_after, {m}_change_ci_low, {m}_change_ci_high" for m in EFFECTS)
+    the means before and after and the blocks the interval rests on as the bar's text; a low-confidence
+    interval's bar hatched."""
+    figures = ", ".join(f"{m}_{figure}" for m in EFFECTS for figure in EFFECT_FIGURES)
     rows = list(
         client.query(
             f"SELECT volume, host, started_at, time_to_effect_s, {figures} FROM sanlens_marts.tier_migration_effects "
@@ -297,9 +511,8 @@ def tier_effects(client) -> go.Figure:
     fig = go.Figure()
     for measure, (name, unit) in EFFECTS.items():
         shown = [(label, r) for label, r in zip(labels, rows) if r[f"{measure}_before"]]  # 0: not measured
-        before, after, low, high = (
-            [r[f"{measure}_{figure}"] for _, r in shown]
-            for figure in ("before", "after", "change_ci_low", "change_ci_high")
+        before, after, low, high, blocks, weak = (
+            [r[f"{measure}_{figure}"] for _, r in shown] for figure in EFFECT_FIGURES
         )
         fig.add_bar(
             name=name,
@@ -312,7 +525,11 @@ def tier_effects(client) -> go.Figure:
                 "array": [(h - (a - b)) / b for h, a, b in zip(high, after, before)],
                 "arrayminus": [((a - b) - lo) / b for lo, a, b in zip(low, after, before)],
             },
-            text=[f"{b:,.0f} to {a:,.0f} {unit}" for a, b in zip(after, before)],
+            text=[
+                f"{b:,.0f} to {a:,.0f} {unit}, {n} block{'s' * (n != 1)}" + (" (low confidence)" if w else "")
+                for a, b, n, w in zip(after, before, blocks, weak)
+            ],
+            marker_pattern_shape=["/" if w else "" for w in weak],
             textposition="inside",
             insidetextanchor="middle",
         )
@@ -333,9 +550,11 @@ def write(out: Path, top: int = 20, hosts: int = 4) -> int:
     client = db.client()
     if not client.command("SELECT count() FROM sanlens_marts.install_base_histogram"):
         raise SanlensError("the install-base mart is empty: run the pipeline (./sanlens demo) and ./sanlens dbt build")
+    found, media = cohort_figures(client), media_of_models(client)
     charts = {
-        "install-base-writes": cohort_histogram(client, "write"),
-        "install-base-reads": cohort_histogram(client, "read"),
+        "install-base-writes": cohort_histogram(client, "write", found, media),
+        "install-base-reads": cohort_histogram(client, "read", found, media),
+        "install-base-cohorts": cohort_shares(found),
         "upgrade-effect": upgrade_effect(client),
         "top-volumes-p99-write": top_volumes(client, top),
     }
@@ -351,13 +570,14 @@ def write(out: Path, top: int = 20, hosts: int = 4) -> int:
         slo_file = definitions.load()
     except definitions.SloFileError as exc:
         raise SanlensError(str(exc)) from None
-    budgets = slo_budgets(client, slo_file.period_days, top)
+    budgets = budget.over_the_period(client, slo_file.period_days, top)
     latency_slos = {
         f"slo-{s.name}": slo_budget(s, slo_file.period_days, budgets[s.name])
         for s in slo_file.slos
         if s.name in budgets
     }
     out.mkdir(parents=True, exist_ok=True)
+    notes = {"install-base-cohorts": COHORTS_NOTE + cohort_table(found), "upgrade-effect": UPGRADE_EFFECT_NOTE}
     sections = {}
     for i, (name, fig) in enumerate({**charts, **tiering, **latency_slos}.items()):
         fig.update_layout(template="plotly_white", width=1100)
@@ -365,7 +585,7 @@ def write(out: Path, top: int = 20, hosts: int = 4) -> int:
         sections[name] = (
             f'<section id="{name}">'
             + fig.to_html(full_html=False, include_plotlyjs=i == 0)
-            + f'<p><a href="{name}.png">{name}.png</a></p></section>'
+            + f'<p><a href="{name}.png">{name}.png</a></p>{notes.get(name, "")}</section>'
         )
         print(f"wrote {out / (name + '.png')}")
     no_tiering = "<p>No tier migration: no hybrid volume's Tier 0 share moved beyond its noise.</p>"
@@ -381,21 +601,25 @@ Percentiles come from merged histograms, interpolated inside a bucket (error at 
 {"".join(sections[name] for name in charts)}
 <h2>Incidents</h2>
 <p>Runs of windows in which one contributor's part of a path's latency (host queueing, fabric, array) stayed
-above the baseline learnt from that path's own data, merged per component; open ones first. excess is the
-latency added per I/O. The charts above show the hosts they touched most.</p>
+above the baseline learnt from that path's own data, merged per component; open ones first, each with the latency
+it added per I/O, its severity and why, and the hosts, volumes and arrays it touched. The charts above show the hosts
+they touched most.</p>
 {incident_table(client)}
 <h2>Tier migration</h2>
 <p>Auto-tiering moving a hybrid volume's data between SSD Tier 0 and Tier 1, as the tiering job found it: from
 the last window at the old Tier 0 share (shaded from there) to the window where the share settled. What each
 settled one did on each host with a path to the volume compares means over matched periods before and after
-it settled; the interval is a 95% moving-block bootstrap interval of the change.</p>
+it settled; the interval is a 95% moving-block bootstrap interval of the change, resting on the whole minutes
+(blocks) of the shorter period: on fewer than 10 it is low-confidence (its bar hatched).</p>
 {"".join(sections[name] for name in tiering) or no_tiering}
 <h2>Latency SLOs</h2>
 <p>Each SLO of the SLO file (slo/slos.yaml unless SANLENS_SLOS names another): per entity, the least first, the
 share of the error budget (1 - objective of the I/Os) its I/Os of the last {slo_file.period_days:g} days left
 unspent, and the attainment (the share of I/Os within the threshold), as <code>./sanlens slo</code> shows them.
 Then the alerts: each episode of a severity on an entity, from its first firing minute to when it resolved, with
-the highest burn rate of each window while it fired (1 spends the budget in exactly the period).</p>
+the highest burn rate of each window while it fired (1 spends the budget in exactly the period) and the budget
+left at its last minute, as its last page or ticket said it: the I/Os after that minute are not in it, the chart's
+figure is the budget left now.</p>
 {"".join(sections[name] for name in latency_slos) or NO_SLO_WINDOWS}
 {slo_alert_table(client) if latency_slos else ""}
 </body></html>

@@ -13,11 +13,15 @@ import pytest
 
 from ingest.simulator import scenario as scenario_file
 from sanlensctl import config, procs
-from tests.support import ROOT, sanlens
+from sanlensctl.components import alertmanager, inbox
+from tests.support import ROOT, sanlens, wait_until
 
 SCENARIO = scenario_file.load(ROOT / "ingest" / "scenarios" / "demo.yaml")
 PROGRESS = re.compile(r"metrics in +([\d,]+)/s +windows out +(\d+) +normalize lag ([\d,]+) .*loader lag ([\d,]+)")
-INSTALL_BASE = re.compile(r"^(3\.\d\.\d) +(read|write) +(\d+) +(\d+) +(\d+) +([\d.]+) +([\d.]+)$", re.M)
+INSTALL_BASE = re.compile(r"^(\S+) +(3\.\d\.\d) +(read|write) +(\d+) +(\d+) +(\d+) +([\d.]+) +([\d.]+)$", re.M)
+UPGRADED = sorted(
+    a for e in SCENARIO.events if e["type"] == "firmware_upgrade" for a in SCENARIO.select_arrays(e["arrays"])
+)
 
 
 def demo(*args: str) -> str:
@@ -60,7 +64,9 @@ def test_a_second_run_counts_only_its_own_records(two_runs):
     counted, sent = records_in(second)
     assert counted == sent > 0
     rows = INSTALL_BASE.findall(second)
-    assert {(fw, d) for fw, d, *_ in rows} == {(fw, d) for fw in ("3.1.3", "3.2.1") for d in ("read", "write")}
+    assert {(fw, d) for _, fw, d, *_ in rows} == {(fw, d) for fw in ("3.1.3", "3.2.1") for d in ("read", "write")}
+    models = {(a.model, a.firmware) for a in SCENARIO.arrays.values()} | {("AF8000", "3.2.1")}
+    assert {(model, fw) for model, fw, *_ in rows} == models  # per array model: the hybrid HY7200 apart
     # Telegraf polls the cumulative histograms once a second of wall clock (four simulated intervals at 40x):
     # the I/Os before its first poll are the baseline, the interval across globex-af1's restart is dropped,
     # and on a loaded machine a late first or last poll misses more (CI once measured 76% of a cohort: a first
@@ -70,9 +76,9 @@ def test_a_second_run_counts_only_its_own_records(two_runs):
     # never the double that counting the first run again would give. The backfill's acceptance test checks
     # the exact count, free of poll timing.
     totals = {}
-    for fw, direction, arrays, measured, simulated, *_ in rows:
-        assert 0.5 * int(simulated) <= int(measured) <= 1.3 * int(simulated), (fw, direction, measured, simulated)
-        assert int(arrays) <= len(SCENARIO.arrays)
+    for model, fw, direction, arrays, measured, simulated, *_ in rows:
+        assert 0.5 * int(simulated) <= int(measured) <= 1.3 * int(simulated), (model, fw, direction, measured)
+        assert int(arrays) <= len([a for a in SCENARIO.arrays.values() if a.model == model])
         totals[direction] = [a + int(b) for a, b in zip(totals.get(direction, [0, 0]), (measured, simulated))]
     for direction, (measured, simulated) in totals.items():
         assert 0.5 * simulated <= measured <= simulated, (direction, measured, simulated)
@@ -81,6 +87,50 @@ def test_a_second_run_counts_only_its_own_records(two_runs):
     effect = re.search(r"^array_model +from_firmware.*\n-+.*\n((?:.+\n)+?)\(\d+ rows?\)", second, re.M)
     if effect:
         assert {line.split()[0] for line in effect.group(1).splitlines()} <= {a.model for a in SCENARIO.arrays.values()}
+
+
+def test_the_default_demo_shows_the_upgrade_effect_with_its_interval(two_runs, ch):
+    """The demo plays minutes, not hours: each upgraded array's effect compares the minutes before and after its
+    change, with a 95% bootstrap interval over them (upgrade_effect_by_array.yml), and the demo prints it; the
+    fleet's effect per upgrade path has its interval across the two arrays."""
+    rows = ch.query(
+        "SELECT array, direction, period, matched_periods, share_fast_delta, share_fast_delta_ci_low, "
+        "share_fast_delta_ci_high FROM sanlens_marts.upgrade_effect_by_array WHERE array IN {a:Array(String)}",
+        parameters={"a": UPGRADED},
+    ).result_rows
+    assert sorted((a, d) for a, d, *_ in rows) == [(a, d) for a in UPGRADED for d in ("read", "write")]
+    for array, direction, period, periods, delta, low, high in rows:
+        assert period == "minute" and periods >= 3 and low <= delta <= high and low < high, (array, direction)
+    writes = {a: (low, high) for a, d, *_, low, high in rows if d == "write"}
+    assert writes["acme-af1"][0] > 0.2  # Express Writes on the array well below its capacity
+    fleet = ch.query(
+        "SELECT direction, arrays, ci_low, ci_high FROM sanlens_marts.upgrade_effect "
+        "WHERE array_model = 'AF8000' AND metric = 'share_fast'"
+    ).result_rows
+    assert sorted(d for d, *_ in fleet) == ["read", "write"]
+    assert all(n >= len(UPGRADED) and low < high for _, n, low, high in fleet), fleet  # other tests' AF8000s too
+    assert re.search(r"^AF8000 +3\.1\.3 +3\.2\.1 +write +2 +\d+(-\d+)? minutes ", two_runs[1], re.M)
+
+
+def test_the_demo_s_slow_drain_pages_the_inbox_naming_the_fabric_port(two_runs):
+    """The page for the demo's slow drain (acme-east-fa1 port 20, 500-800 s), as the stack's inbox got it from
+    Alertmanager, names the fabric and the switch port; Alertmanager's own metrics count the notifications it
+    sent, and none that failed."""
+
+    def slow_drain_pages():
+        return [
+            alert
+            for kept in inbox.notifications()
+            if kept["notification"]["receiver"] == "page" and kept["notification"]["status"] == "firing"
+            for alert in kept["notification"]["alerts"]
+            if alert["annotations"].get("cause", "").startswith("fabric on switch port acme-east-fa1:")
+        ]
+
+    pages = wait_until(slow_drain_pages, 120, "the slow drain's page in the inbox")
+    for page in pages:
+        assert re.match(r"fabric on switch port acme-east-fa1:0/20: \+[\d,]+ us per I/O", page["annotations"]["cause"])
+    sent, failed = alertmanager.notifications()
+    assert sent >= len(pages) and failed == 0, (sent, failed)
 
 
 def test_a_stalled_stage_makes_the_demo_give_up_and_mark_its_figures_partial(two_runs):

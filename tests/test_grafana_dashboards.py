@@ -17,10 +17,12 @@ import pytest
 import yaml
 
 from flink_jobs.breakdown.tables import PARTS
+from sanlensctl.queries import cohorts
+from sanlensctl.slos import percent
 from slo import definitions as slo_definitions
 from slo.definitions import WINDOWS
 from tests.grafana_macros import ALL, expand
-from tests.support import ROOT
+from tests.support import ROOT, printed_tables, sanlens
 from tests.test_tiering import effects_of
 
 GRAFANA = ROOT / "grafana"
@@ -180,7 +182,8 @@ INSTALL_BASE = DASHBOARDS["install-base-service-times.json"]
 
 def test_install_base_dashboard_shows_the_firmware_cohorts_and_the_volumes():
     titles = [p["title"] for p in panels(INSTALL_BASE)]
-    assert any("by firmware" in t for t in titles) and any("Volumes" in t for t in titles), titles
+    assert any("by array model and firmware" in t for t in titles) and any("Volumes" in t for t in titles), titles
+    assert any(t.startswith("Cohorts:") for t in titles), titles
 
 
 def run_panel(ch, rollout, sql: str, **selection) -> list[dict]:
@@ -212,19 +215,23 @@ def test_every_panel_query_returns_what_the_panel_shows(panel, rollout, ch):
         check_shape(panel, rows)
 
 
-@pytest.mark.stack
-def test_the_histogram_is_the_same_from_every_level_of_the_rollups(rollout, ch):
-    """The cohort histogram reads the fleet level when only model and firmware are chosen, the array level
-    when no volume is, the volume level otherwise: the same I/Os, whichever level answers."""
-    (panel,) = [p for p in panels(INSTALL_BASE) if p["type"] == "barchart"]
-    sql = panel["targets"][0]["rawSql"]
-    volumes = [
+def rollout_volumes(ch, rollout) -> list[str]:
+    return [
         r[0]
         for r in ch.query(
             "SELECT DISTINCT volume FROM sanlens.service_time_hist_1h WHERE array IN {a:Array(String)}",
             parameters={"a": rollout.arrays},
         ).result_rows
     ]
+
+
+@pytest.mark.stack
+def test_the_histogram_is_the_same_from_every_level_of_the_rollups(rollout, ch):
+    """The cohort histogram reads the fleet level when only model and firmware are chosen, the array level
+    when no volume is, the volume level otherwise: the same I/Os, whichever level answers."""
+    (panel,) = [p for p in panels(INSTALL_BASE) if p["type"] == "barchart"]
+    sql = panel["targets"][0]["rawSql"]
+    volumes = rollout_volumes(ch, rollout)
     selections = {
         "service_time_hist_fleet_1h": {"array_model": [rollout.model]},
         "service_time_hist_array_1h": {"array_model": [rollout.model], "customer": [rollout.customer]},
@@ -238,19 +245,49 @@ def test_the_histogram_is_the_same_from_every_level_of_the_rollups(rollout, ch):
     fleet, arrays, by_volume = (run_panel(ch, rollout, sql, **selection) for selection in selections.values())
     assert len(fleet) > 10
     for rows in (arrays, by_volume):
-        assert [(r["service_time"], r["firmware"]) for r in rows] == [(r["service_time"], r["firmware"]) for r in fleet]
+        assert [(r["service_time"], r["cohort"]) for r in rows] == [(r["service_time"], r["cohort"]) for r in fleet]
         assert [r["share"] for r in rows] == pytest.approx([r["share"] for r in fleet], rel=1e-9)
 
 
+@pytest.mark.stack
+def test_the_cohort_table_has_the_figures_of_the_report(rollout, ch):
+    """The dashboard's cohort table and the report run one query text (sanlensctl/queries/cohorts.py): over the same
+    arrays and hours, the same figures, from the array level of the rollups or from the volume level."""
+    (panel,) = [p for p in panels(INSTALL_BASE) if p["title"].startswith("Cohorts:")]
+    sql = panel["targets"][0]["rawSql"]
+    report = cohorts.figures(
+        cohorts.every_array(
+            "array IN {arrays:Array(String)} AND direction = 'write' "
+            "AND period_start BETWEEN {start:DateTime} AND {end:DateTime}"
+        )
+    )
+    parameters = {"arrays": rollout.arrays, "start": rollout.start, "end": rollout.end}
+    expected = list(ch.query(report, parameters=parameters).named_results())
+    assert [(r["firmware"], r["arrays"]) for r in expected] == [("3.1.3", 12), ("3.2.1", 6)]
+    volumes = rollout_volumes(ch, rollout)
+    for selection in ({"customer": [rollout.customer]}, {"customer": [rollout.customer], "volume": volumes}):
+        rows = run_panel(ch, rollout, sql, **selection)
+        assert [r["firmware"] for r in rows] == [r["firmware"] for r in expected], selection
+        for got, want in zip(rows, expected):
+            assert got.keys() == want.keys()
+            for column, value in want.items():
+                assert got[column] == (pytest.approx(value, rel=1e-9) if isinstance(value, float) else value), column
+
+
 def check_shape(panel: dict, rows: list[dict]) -> None:
-    if panel["type"] == "barchart":  # bucket label x firmware -> share; shares add up to 1
-        assert {"service_time", "firmware", "share"} <= set(rows[0])
-        for fw in {r["firmware"] for r in rows}:
-            assert sum(r["share"] for r in rows if r["firmware"] == fw) == pytest.approx(1.0)
+    if panel["type"] == "barchart":  # bucket label x cohort (model and firmware) -> share; shares add up to 1
+        assert {"service_time", "cohort", "share"} <= set(rows[0])
+        for cohort in {r["cohort"] for r in rows}:
+            assert sum(r["share"] for r in rows if r["cohort"] == cohort) == pytest.approx(1.0)
     elif panel["type"] == "timeseries":  # a time column, then numeric values in ms
         assert list(rows[0])[0] == "time"
-        values = [v for r in rows for k, v in r.items() if k not in ("time", "firmware")]
+        values = [v for r in rows for k, v in r.items() if k not in ("time", "cohort")]
         assert values and all(0 < v < 10_000 for v in values)
+    elif panel["title"].startswith("Cohorts:"):  # per model and firmware: its arrays, shares between 0 and 1
+        for r in rows:
+            assert r["arrays"] >= 1 and r["ios"] > 0 and 0 < r["busiest_array_ios_share"] <= 1
+            assert r["share_fast_array_min"] <= r["share_fast_array_median"] <= r["share_fast_array_max"] <= 1
+            assert r["share_fast_array_min"] <= r["share_fast"] <= r["share_fast_array_max"]
     elif panel["type"] == "table":  # the drill-down column, and the p99 the rows are sorted by
         link = panel["fieldConfig"]["overrides"][0]
         assert link["matcher"]["options"] in rows[0] and "p99_ms" in rows[0]
@@ -270,7 +307,9 @@ LATENCY_COLUMNS = {
     "Switch ports with credit stalls or discards": tuple(
         "site switch port paths max_stall max_discards fabric_us".split()
     ),
-    "Open and recent incidents": tuple("contributor component site started_at ended excess_us severity paths".split()),
+    "Open and recent incidents": tuple(
+        "contributor component site started_at ended excess_us severity hosts volumes arrays".split()
+    ),
     "Tier 0 share of the hybrid volumes": ("time", "array_volume", "tier0_share"),
     "What the tier migrations did": (
         *"site host array volume direction started_at settled_at before_period".split(),
@@ -279,7 +318,7 @@ LATENCY_COLUMNS = {
         *(
             f"{measure}_{figure}"
             for measure in ("array_us", "host_us", "batch_requests", "file_us")
-            for figure in ("before", "after", "change_ci_low", "change_ci_high")
+            for figure in ("before", "after", "change_ci_low", "change_ci_high", "blocks", "low_confidence")
         ),
         "time_to_effect_s",
     ),
@@ -367,6 +406,7 @@ def check_latency_rows(what: str, rows: list[dict], selection: dict, selected: d
         assert rows and ("site" not in selection or sites == {selected["site"]}), f"{what}: {sites} for {selection}"
         order = [(r["ended"] != "open", -r["started_at"].timestamp()) for r in rows]
         assert order == sorted(order)
+        assert all(r["hosts"] and r["volumes"] and r["arrays"] for r in rows), rows  # what an admin manages
     elif what == "Latency incidents":  # regions that end after they start
         assert rows and all(r["timeEnd"] >= r["time"] and r["text"] for r in rows), rows
     else:
@@ -437,7 +477,7 @@ def test_every_slo_query_has_its_columns_checked():
 
 def slo_selections(played) -> list[dict]:
     """All, the scenario's site, and the paging path's read SLO alone."""
-    one = {"site": played.sites, "slo": ["flash-reads"], "entity": [f"{played.id}-sql1:D:"]}
+    one = {"site": played.sites, "slo": ["flash-reads"], "entity": [f"{played.id}-sql1:D"]}
     return [{}, {"site": played.sites}, one]
 
 
@@ -501,12 +541,36 @@ def test_every_slo_query_shows_the_scenario_s_slos(what, sql, slo_played, ch):
     """Each query's columns for all, the scenario's site and one entity; the attainment, the budget and the burn
     rates against the same sums of sanlens.slo_windows in Python, the healthy host's attainment above the
     objective; the alerts against the scenario's rows of sanlens.slo_alerts (the page, the ticket)."""
-    entities = {host: f"{slo_played.id}-{host}:D:" for host in ("sql1", "sql2", "sql3")}
+    entities = {host: f"{slo_played.id}-{host}:D" for host in ("sql1", "sql2", "sql3")}
     minutes = slo_minutes(ch, slo_played)
     for selection in slo_selections(slo_played):
         columns, rows = run_slo_query(ch, slo_played, sql, selection)
         assert columns == SLO_COLUMNS[what], f"{what}: columns {columns} for {selection}"
         check_slo_rows(what, rows, selection, slo_played, entities, minutes)
+
+
+@pytest.mark.stack
+def test_over_the_slo_s_period_the_attainment_panel_shows_what_slo_prints(slo_played, ch):
+    """One query, three views: over the SLO's period (today and the days before it, UTC), the panel's budget left per
+    entity of the scenario is what ./sanlens slo prints, in its words (and the report charts: tests/test_report.py)."""
+    [sql] = [sql for what, sql in sql_queries(SLOS) if what == "Attainment and error budget left"]
+    days = slo_definitions.load(slo_definitions.DEFAULT_FILE).period_days
+    out = sanlens("slo", "--limit", "1000")
+    now = datetime.now(UTC)
+    start = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=days - 1)
+    variables = {v["name"]: ALL for v in query_variables(SLOS)} | {"site": slo_played.sites}
+    panel = {
+        (slo, entity): percent(budget_left)
+        for slo, entity, *_, budget_left in ch.query(expand(sql, start, now, 60, variables)).result_rows
+    }
+    assert out.returncode == 0, out.stdout + out.stderr
+    printed = {
+        (title.split(":")[0], r["entity"]): r["budget left"]
+        for title, rows in printed_tables(out.stdout).items()
+        for r in rows
+        if r["entity"].startswith(f"{slo_played.id}-")
+    }
+    assert printed and panel == printed, out.stdout
 
 
 def check_slo_rows(what: str, rows: list[dict], selection: dict, played, entities: dict, minutes: dict) -> None:

@@ -1,15 +1,21 @@
 """A firmware rollout backfilled through the whole pipeline (Kafka -> normalize -> histograms ->
 loader -> ClickHouse -> dbt): every I/O the simulated arrays counted is in the histograms, and the
-install-base mart shows the share of fast writes per firmware the simulator planted."""
+install-base mart shows the share of fast writes per firmware the simulator planted; the cohorts (per array
+model and firmware) weigh each array as the simulator counted it, on the rollout and on the demo's fleet, where
+one AF8000 near its capacity carries most of its cohort's writes."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
 
 from ingest import buckets
+from sanlensctl.queries import cohorts
+from tests.support import wait_until
 
 
 def test_every_io_the_arrays_counted_is_in_the_histograms_and_rollups(rollout, ch):
@@ -86,6 +92,19 @@ def test_upgrade_effect_shows_faster_writes_with_a_confidence_interval(rollout, 
     assert n == 6 and 0.25 <= low <= high <= 0.36  # Express Writes: about +30 points per array
     n, low, high = effect[("write", "p99_ms")]
     assert high < 0  # and a lower p99
+    # each array on its own: an hour of data each way at most, so its periods are minutes, 60 each way
+    arrays = ch.query(
+        "SELECT direction, period, matched_periods, share_fast_delta, share_fast_delta_ci_low, "
+        "share_fast_delta_ci_high FROM sanlens_marts.upgrade_effect_by_array WHERE array_model = {m:String}",
+        parameters={"m": rollout.model},
+    ).result_rows
+    assert len(arrays) == 2 * 6 and {(period, n) for _, period, n, *_ in arrays} == {("minute", 60)}
+    for direction, _, _, delta, low, high in arrays:
+        assert low < delta < high
+        if direction == "write":
+            assert low >= 0.25  # Express Writes on every array
+        else:
+            assert abs(delta) < 0.02  # reads unchanged
 
 
 def interpolated(counts, q: float) -> float:
@@ -121,3 +140,89 @@ def test_percentiles_come_from_the_merged_histograms(rollout, ch):
     p99 = {k: v[0.99] for k, v in by_key.items()}
     hours = {h for (_, _, h) in p99 if ("3.1.3", "write", h) in p99 and ("3.2.1", "write", h) in p99}
     assert hours and all(p99[("3.2.1", "write", h)] < p99[("3.1.3", "write", h)] for h in hours)
+
+
+def truth_cohorts(truth, key) -> dict[tuple, dict[str, np.ndarray]]:
+    """Per cohort `key(t)` of the simulator's own histograms: each array's fast I/Os (buckets 0..4) and I/Os."""
+    found = defaultdict(lambda: defaultdict(lambda: np.zeros(2, dtype=np.int64)))
+    for t in truth:
+        found[key(t)][t["array"]] += (sum(t["counts"][: cohorts.FAST_BUCKET + 1]), sum(t["counts"]))
+    return found
+
+
+def assert_cohort(got: dict, arrays: dict[str, np.ndarray], ios_rel: float = 1e-9, share_abs: float = 1e-9) -> None:
+    """The cohort's figures as the simulator's per-array counts give them (I/Os within ios_rel, shares within
+    share_abs)."""
+    fast, ios = np.array(list(arrays.values())).T
+    shares = fast / ios
+    busiest = max(arrays, key=lambda a: arrays[a][1])
+    assert got["arrays"] == len(arrays) and got["busiest_array"] == busiest, (got, arrays)
+    assert got["ios"] == pytest.approx(ios.sum(), rel=ios_rel)
+    want = {
+        "share_fast": fast.sum() / ios.sum(),
+        "share_fast_array_mean": shares.mean(),
+        "share_fast_array_min": shares.min(),
+        "share_fast_array_p25": np.quantile(shares, 0.25),
+        "share_fast_array_median": np.quantile(shares, 0.5),
+        "share_fast_array_p75": np.quantile(shares, 0.75),
+        "share_fast_array_max": shares.max(),
+        "busiest_array_ios_share": arrays[busiest][1] / ios.sum(),
+    }
+    for column, value in want.items():
+        assert got[column] == pytest.approx(value, abs=share_abs), (column, got, arrays)
+
+
+def test_install_base_cohorts_weigh_each_array_as_the_simulator_counted_it(rollout, ch):
+    """The cohort mart, per hour: the arrays behind each cohort, its share of fast I/Os pooled over its I/Os and
+    averaged over its arrays, the arrays' spread and the busiest array, exactly as the simulator's own histograms
+    give them (an array upgraded within the hour is in both cohorts of that hour)."""
+    rows = ch.query(
+        "SELECT toUnixTimestamp(period_start) AS hour, * FROM sanlens_marts.install_base_cohorts "
+        "WHERE array_model = {m:String}",
+        parameters={"m": rollout.model},
+    ).named_results()
+    got = {(r["hour"], r["firmware"], r["direction"]): r for r in rows}
+    expected = truth_cohorts(rollout.truth, lambda t: (t["hour"], t["firmware"], t["direction"]))
+    assert set(got) == set(expected)
+    for key, arrays in expected.items():
+        assert_cohort(got[key], arrays)
+    upgrade_hour = {key[0] for key in got if key[1] == "3.2.1"}
+    assert {got[(h, "3.2.1", "write")]["arrays"] for h in upgrade_hour} == {6}
+
+
+def test_cohorts_keep_models_apart_and_show_the_array_that_carries_one(demo_played, ch):
+    """The report's and the dashboard's cohort query (sanlensctl/queries/cohorts.py) on the demo's fleet: one
+    cohort per array model and firmware (the hybrid HY7200 apart from the all-flash arrays), each with its arrays;
+    on 3.2.1 acme-af2, near its capacity, carries most of the AF8000 writes at a few percent within 0.125 ms, so
+    the cohort's I/O-weighted share is far below its array-weighted one. All as the simulator counted them; the
+    interval across globex-af1's restart is dropped (a counter reset), so its figures are close, not exact."""
+    arrays = list(demo_played.scenario.arrays)
+    restarted = {e["array"] for e in demo_played.scenario.events if e["type"] == "array_restart"}
+    truth = [json.loads(line) for line in (demo_played.run.truth.folder / "histograms.jsonl").read_text().splitlines()]
+    exact = [a for a in arrays if a not in restarted]
+    held = "SELECT sum(ios) FROM sanlens.service_time_hist_array_1h FINAL WHERE array IN {a:Array(String)}"
+    total = sum(sum(t["counts"]) for t in truth if t["array"] in exact)
+    wait_until(lambda: ch.command(held, parameters={"a": exact}) == total, 300, f"{total} I/Os of {exact} rolled up")
+    span = {"start": datetime.fromtimestamp(min(t["hour"] for t in truth), UTC), "arrays": arrays}
+    rows = ch.query(
+        cohorts.figures(cohorts.every_array("array IN {arrays:Array(String)} AND period_start >= {start:DateTime}")),
+        parameters=span,
+    ).named_results()
+    got = {(r["array_model"], r["firmware"], r["direction"]): r for r in rows}
+    expected = truth_cohorts(truth, lambda t: (t["model"], t["firmware"], t["direction"]))
+    assert set(got) == set(expected)
+    assert {k[:2]: r["arrays"] for k, r in got.items()} == {
+        ("AF8000", "3.1.3"): 2,
+        ("AF8000", "3.2.1"): 2,
+        ("AF9000", "3.2.1"): 1,
+        ("HY7200", "3.2.1"): 1,
+    }
+    for key, cohort in expected.items():
+        if restarted.isdisjoint(cohort):
+            assert_cohort(got[key], cohort)
+        else:
+            assert_cohort(got[key], cohort, ios_rel=0.02, share_abs=0.002)
+    writes = got[("AF8000", "3.2.1", "write")]
+    assert writes["busiest_array"].endswith("-af2") and writes["busiest_array_ios_share"] > 0.6
+    assert writes["share_fast_array_min"] < 0.06 and writes["share_fast_array_max"] > 0.4  # af2, then af1
+    assert writes["share_fast"] < writes["share_fast_array_mean"] - 0.05

@@ -3,19 +3,22 @@ its charts render, and every chart has a PNG that is not blank."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
 
 from PIL import Image, ImageStat
 
+from ingest import topics
 from sanlensctl.report import NO_SLO_WINDOWS
-from tests.support import sanlens
+from tests.support import printed_tables, sanlens, wait_for_job
 from tests.test_tiering import effects_of
 
 TITLES = [
-    "Install base: write service times by firmware cohort",
-    "Install base: read service times by firmware cohort",
+    "Install base: write service times by array model and firmware",
+    "Install base: read service times by array model and firmware",
+    "per cohort, weighted by I/O and by array",  # the cohorts' share of I/Os <= 0.125 ms
     "Upgrade effect: change in the share of I/Os",
     "volumes by p99 write service time",
     "Tier migration effects: change after - before",
@@ -59,6 +62,7 @@ def test_report_renders_in_headless_chromium(rollout, breakdown_played, demo_pla
     among them) and what the migrations did; and the latency SLOs of the all-flash paths these scenarios
     played (the burn_rates job judges every path): the error budget left per SLO and entity, and the alerts."""
     assert sanlens("dbt", "build", "--select", "+latency_breakdown", "+latency_incidents").returncode == 0
+    wait_for_job("burn_rates", [topics.HISTOGRAMS, topics.BREAKDOWN], [topics.SLO_WINDOWS, topics.SLO_ALERTS])
     (episode,), _ = effects_of(ch, demo_played.scenario, demo_played.run, demo_played.sites)
     out = tmp_path / "report"
     result = sanlens("report", "--out", str(out), "--hosts", "2")
@@ -69,7 +73,7 @@ def test_report_renders_in_headless_chromium(rollout, breakdown_played, demo_pla
     names = [p.stem for p in pngs]
     tiering = [n for n in names if n.startswith("tier-")]
     latency_slos = [n for n in names if n.startswith("slo-")]
-    assert len(pngs) == 6 + len(tiering) + len(latency_slos) and all(not_blank(p) for p in pngs)
+    assert len(pngs) == 7 + len(tiering) + len(latency_slos) and all(not_blank(p) for p in pngs)
     assert {"slo-flash-reads", "slo-flash-writes"} <= set(latency_slos)
     assert len([n for n in names if n.startswith("breakdown-")]) == 2
     assert {f"tier-share-{episode['array']}-{episode['volume']}", "tier-migration-effects"} <= set(tiering)
@@ -80,11 +84,35 @@ def test_report_renders_in_headless_chromium(rollout, breakdown_played, demo_pla
     for title in TITLES:
         assert title in dom.stdout, f"chart {title!r} did not render"
     assert len(re.findall(r"Where the latency of [^<]+ goes, per minute", dom.stdout)) >= 2
+    assert "<th>array-weighted</th>" in dom.stdout and "<th>busiest array (its part of the I/Os)</th>" in dom.stdout
     assert "<h2>Incidents</h2>" in dom.stdout and "fabric</td>" in dom.stdout
     assert f"Tier 0 share of {episode['array']} / {episode['volume']}, its tier migrations shaded" in dom.stdout
     assert "<h2>Latency SLOs</h2>" in dom.stdout and NO_SLO_WINDOWS not in dom.stdout
     assert "<th>peak burn 1h</th>" in dom.stdout or "No SLO alert has fired" in dom.stdout  # the alert history
+    assert "<th>volumes</th>" in dom.stdout and "Severity, after Brocade MAPS FPI" in dom.stdout  # the incidents
+    slo_says_the_same(html)
 
     shot = tmp_path / "page.png"
     chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,2400", (out / "index.html").as_uri())
     assert shot.exists() and not_blank(shot)
+
+
+def chart_budgets(html: str, slo: str) -> dict[str, str]:
+    """Entity -> the budget left the report's chart of the SLO shows (the text of its bar)."""
+    section = html.split(f'<section id="slo-{slo}">')[1]
+    start = re.search(r"Plotly\.newPlot\(\s*\"[^\"]+\",\s*", section).end()
+    [bars], _ = json.JSONDecoder().raw_decode(section, start)
+    return {label.rsplit(" (", 1)[0]: text.split("%")[0] + "%" for label, text in zip(bars["y"], bars["text"])}
+
+
+def slo_says_the_same(html: str) -> None:
+    """./sanlens slo prints, entity for entity, the budget left the report charts (one query, the same words), and
+    names a path host:D, without a stray colon."""
+    out = sanlens("slo")
+    assert out.returncode == 0, out.stdout + out.stderr
+    tables = printed_tables(out.stdout)
+    for slo in ("flash-reads", "flash-writes"):
+        [rows] = [rows for title, rows in tables.items() if title.startswith(f"{slo}: ")]
+        printed = {r["entity"]: r["budget left"] for r in rows}
+        assert printed and chart_budgets(html, slo) == printed, (slo, out.stdout)
+        assert not [e for e in printed if e.endswith(":")], printed

@@ -2,7 +2,8 @@
 -- mean over the upgraded arrays of their before/after figures (upgrade_effect_by_array), and a 95%
 -- percentile-bootstrap confidence interval of the mean change, resampling arrays with replacement
 -- (2,000 resamples, drawn by hash so a rebuild gives the same interval). An interval that excludes
--- zero is a change the fleet shows beyond array-to-array variation.
+-- zero is a change the fleet shows beyond array-to-array variation; with one array it has no width (that
+-- array's own interval is in upgrade_effect_by_array). The arrays' lowest and highest change show the spread.
 with per_metric as (
     select
         array_model, from_firmware, to_firmware, direction, metric,
@@ -31,6 +32,8 @@ select
     mean_before,
     mean_after,
     arrayAvg(deltas) as mean_delta,
+    arrayMin(deltas) as delta_min,
+    arrayMax(deltas) as delta_max,
     arrayReduce('quantileExact(0.025)', resample_means) as ci_low,
     arrayReduce('quantileExact(0.975)', resample_means) as ci_high,
     not(ci_low <= 0 and 0 <= ci_high) as excludes_zero
