@@ -7,6 +7,7 @@ import csv
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -87,6 +88,17 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _times_back_joined(argv: list[str]) -> list[str]:
+    """`--from -30m` as `--from=-30m`: argparse takes a value that starts with a dash for an option of its own."""
+    out = []
+    for arg in argv:
+        if out and out[-1] in ("--from", "--to") and re.fullmatch(r"-\d+(?:\.\d+)?[smhd]", arg):
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.getLogger("clickhouse_connect").setLevel(logging.CRITICAL)  # probes report failures themselves
     argv = sys.argv[1:] if argv is None else argv
@@ -100,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in PASSTHROUGH and not {"-h", "--help"} & set(argv[1:2]):
         args = argparse.Namespace(command=argv[0], args=argv[1:])  # pytest's and dbt's own flags, untouched
     else:
-        args = ap.parse_args(argv)
+        args = ap.parse_args(_times_back_joined(argv))
     if not args.command:
         ap.print_help()
         return 0
@@ -111,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `./sanlens slo | head`: the reader has what it wanted; no traceback at exit either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 def cmd_up(args) -> int:

@@ -352,6 +352,7 @@ def host_breakdown(client, host: str) -> go.Figure:
             f"No latency breakdown of {host}: sanlens_marts.latency_breakdown holds no minute of its paths "
             "(./sanlens dbt build once the breakdown job's windows are in).",
         )
+    rows = with_gaps(rows, timedelta(minutes=1))
     fig = go.Figure()
     for column, name in PARTS.items():
         fig.add_scatter(
@@ -362,9 +363,24 @@ def host_breakdown(client, host: str) -> go.Figure:
             stackgroup="parts",
         )
     fig.update_layout(
-        title=f"Where the latency of {host} goes, per minute", yaxis_title="µs per I/O (stacked: the host's latency)"
+        title=f"Where the latency of {host} goes, per minute",
+        xaxis_title="time (UTC; no data: drawn at 0)",
+        yaxis_title="µs per I/O (stacked: the host's latency)",
     )
     return fig
+
+
+def with_gaps(rows: list[dict], step: timedelta) -> list[dict]:
+    """`rows` (by period_start, one per `step`) with an empty row at each end of a stretch without data: a line is
+    not drawn across hours without data (two demo runs apart, say) as if it had been measured."""
+    out = []
+    for row in rows:
+        if out and row["period_start"] - out[-1]["period_start"] > step:
+            empty = dict.fromkeys(row)
+            out += [empty | {"period_start": out[-1]["period_start"] + step}]
+            out += [empty | {"period_start": row["period_start"] - step}]
+        out.append(row)
+    return out
 
 
 def incident_table(client) -> str:

@@ -6,8 +6,9 @@ Alertmanager took it: while Alertmanager is down the notifier retries the same m
 nothing is lost; after a crash it posts again from its last commit (Alertmanager deduplicates by labels).
 
 Every alert names the contributor and the component behind the burn (`cause`): the incident of the breakdown
-job with the most excess latency along the entity's paths in the hour before the alert (host queueing on a host,
-fabric on a switch port, an array), from sanlens.path_incidents; without one, what the paths' latency was made
+job along the entity's paths that is open at the alert (or ended in its last 5 minutes), else the one of the hour
+before it, the largest excess first (host queueing on a host, fabric on a switch port, an array), with its start
+and end, from sanlens.path_incidents; without one, what the paths' latency was made
 of in the 5 minutes before it (sanlens.path_latency), so the on-call knows where to look before opening anything.
 The burn_rates job can see a burn before the breakdown job has joined its windows: the first firing message of a
 severity on an entity (the one Alertmanager notifies) waits, at most CAUSE_WAIT_S, for the breakdown to pass
@@ -36,15 +37,15 @@ CAUSE_POLL_S = 2
 WINDOWS = ("5m", "30m", "1h", "2h", "6h", "1d", "3d")
 
 
-# The incident along the entity's paths (each path is host:disk:direction; an entity is a path, host:disk, or a
-# host: its paths start with it and a colon) with the most excess in the hour before the alert.
-INCIDENT = """
-SELECT contributor, component, max(excess_us) AS excess_us, min(started_at) AS since, max(severity) AS severity,
-    uniqExact(path) AS paths
+# The path incidents along the entity's paths (each path is host:disk:direction; an entity is a path, host:disk,
+# or a host: its paths start with it and a colon) open at the alert or in the hour before it.
+INCIDENTS = """
+SELECT contributor, component, path, started_at, ended_at, excess_us, severity
 FROM sanlens.path_incidents FINAL
 WHERE startsWith(path, {prefix:String}) AND endsWith(path, {direction:String}) AND started_at <= {ts:DateTime64(3)}
-    AND (ended_at IS NULL OR ended_at >= {ts:DateTime64(3)} - INTERVAL 1 HOUR)
-GROUP BY contributor, component ORDER BY excess_us DESC LIMIT 1"""
+    AND (ended_at IS NULL OR ended_at >= {ts:DateTime64(3)} - INTERVAL 1 HOUR)"""
+# An incident that ended this long before the alert is still the alert's: the short burn window's length.
+RECENT = timedelta(minutes=5)
 # Without an incident: the parts of the latency along the entity's paths over the 5 minutes before the alert.
 PARTS = """
 SELECT sum(host_queueing_us * ios) / sum(ios), sum(fabric_us * ios) / sum(ios), sum(array_us * ios) / sum(ios),
@@ -69,12 +70,7 @@ def cause(client, message: dict, per: str, direction: str = "", deadline: float 
     params = {"prefix": f"{message['entity']}:", "direction": direction, "ts": ts}
     incidents, behind = _incidents_once_covered(client, message, params, deadline)
     if incidents:
-        contributor, component, excess_us, since, severity, paths = incidents[0]
-        return (
-            f"{CONTRIBUTOR.get(contributor, contributor)} {component}: +{excess_us:,.0f} us per I/O since "
-            f"{since:%Y-%m-%d %H:%M} UTC ({severity} incident on {paths} path(s); ./sanlens explain "
-            f"{message['entity'].split(':')[0]})"
-        )
+        return _incident_in_words(incidents, datetime.fromisoformat(ts).replace(tzinfo=UTC), message["entity"])
     parts = client.query(PARTS, parameters=params).first_row
     if not parts or not parts[4]:
         return f"{behind}no latency breakdown for the entity's paths in the 5 minutes before the alert"
@@ -86,12 +82,29 @@ def cause(client, message: dict, per: str, direction: str = "", deadline: float 
     )
 
 
+def _incident_in_words(incidents: list[tuple], at: datetime, entity: str) -> str:
+    """The incident behind the alert at `at`: one still open then (or ended within RECENT) before one that ended
+    earlier, then the largest excess; with its start, its end, and the paths of its component's incidents that
+    overlap it."""
+    never = datetime.max.replace(tzinfo=UTC)
+    spans = [(r, r[3].replace(tzinfo=UTC), r[4].replace(tzinfo=UTC) if r[4] else never) for r in incidents]
+    chosen, since, end = max(spans, key=lambda s: (s[2] >= at - RECENT, s[0][5]))
+    contributor, component, _, _, ended, excess_us, severity = chosen
+    paths = {r[2] for r, start, stop in spans if r[:2] == chosen[:2] and start <= end and stop >= since}
+    until = f"ended {end:%H:%M}" if ended else "still open"
+    return (
+        f"{CONTRIBUTOR.get(contributor, contributor)} {component}: +{excess_us:,.0f} us per I/O since "
+        f"{since:%Y-%m-%d %H:%M} UTC, {until} ({severity} incident on {len(paths)} path(s); ./sanlens explain "
+        f"{entity.split(':')[0]})"
+    )
+
+
 def _incidents_once_covered(client, message: dict, params: dict, deadline: float) -> tuple[list, str]:
     """The entity's incidents once the breakdown is CAUSE_MARGIN_S past the alert's time, or at `deadline`; and,
     when it never got there, the words that say so (the cause then rests on what the breakdown had)."""
     wanted = datetime.fromisoformat(params["ts"]).replace(tzinfo=UTC) + timedelta(seconds=CAUSE_MARGIN_S)
     while True:
-        incidents = client.query(INCIDENT, parameters=params).result_rows
+        incidents = client.query(INCIDENTS, parameters=params).result_rows
         covered = client.query(COVERED, parameters={"site": message["site"]}).first_row[0]
         if incidents or message["state"] != "firing" or covered is None or covered.year < 2000:
             return incidents, ""  # found, or a resolved alert, or a site the breakdown has no paths of

@@ -188,3 +188,25 @@ def test_the_example_receivers_load_in_the_real_alertmanager(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_the_cause_names_the_incident_open_at_the_alert_with_its_start_and_end():
+    """An incident still open at the alert comes before a larger one that ended earlier in the hour; its start is
+    its own, not the earliest of its component's, and its paths are those of the incidents overlapping it."""
+    t = datetime(2026, 11, 28, 2, 52, tzinfo=UTC)
+
+    def at(minute):
+        return datetime(2026, 11, 28, 2, minute)
+
+    incidents = [  # contributor, component, path, started, ended, excess, severity
+        ("fabric", "fa1:0/20", "h:D::read", at(41), at(46), 1840.0, "severe"),
+        ("host_queueing", "h", "h:D::read", at(50), None, 13800.0, "warning"),
+        ("host_queueing", "h", "h:L::read", at(51), None, 9000.0, "warning"),
+        ("host_queueing", "h", "h:D::read", at(10), at(12), 150.0, "warning"),
+        ("array", "af2", "h:D::read", at(20), at(25), 90000.0, "severe"),
+    ]
+    words = notifier._incident_in_words(incidents, t, "h:D")
+    assert words.startswith("host queueing on host h: +13,800 us per I/O since 2026-11-28 02:50 UTC, still open")
+    assert "warning incident on 2 path(s)" in words
+    ended = notifier._incident_in_words(incidents[:1] + incidents[3:4], t, "h:D")  # none open: the largest
+    assert ended.startswith("fabric on switch port fa1:0/20: +1,840 us per I/O since 2026-11-28 02:41 UTC, ended 02:46")

@@ -10,7 +10,7 @@ from datetime import datetime
 
 import pytest
 
-from sanlensctl import config
+from sanlensctl import cli, config
 from sanlensctl.explain import checked_time, nearest, segments, when
 from sanlensctl.queries import incidents
 from tests.support import ROOT
@@ -131,3 +131,8 @@ def test_an_incident_is_listed_with_the_hosts_volumes_and_arrays_it_touched():
         "arrays": "acme-af1",
     }
     assert incidents.cells({**row, "ended_at": None})[4] == "open"
+
+
+def test_a_span_back_is_taken_after_from_and_to_without_an_equals_sign():
+    args = cli.parser().parse_args(cli._times_back_joined(["explain", "acme-sql2", "--from", "-30m", "--to", "-5m"]))
+    assert (args.start, args.end) == ("-30m", "-5m")

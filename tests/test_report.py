@@ -7,11 +7,12 @@ import json
 import re
 import shutil
 import subprocess
+from datetime import datetime, timedelta
 
 from PIL import Image, ImageStat
 
 from ingest import topics
-from sanlensctl.report import NO_SLO_WINDOWS
+from sanlensctl.report import NO_SLO_WINDOWS, with_gaps
 from tests.support import printed_tables, sanlens, wait_for_job
 from tests.test_tiering import effects_of
 
@@ -116,3 +117,15 @@ def slo_says_the_same(html: str) -> None:
         printed = {r["entity"]: r["budget left"] for r in rows}
         assert printed and chart_budgets(html, slo) == printed, (slo, out.stdout)
         assert not [e for e in printed if e.endswith(":")], printed
+
+
+def test_a_breakdown_line_is_not_drawn_across_hours_without_data():
+    minute, t = timedelta(minutes=1), datetime(2026, 11, 27, 23, 9)
+    rows = [{"period_start": t, "fabric_us": 5.0}, {"period_start": t + 3 * 60 * minute, "fabric_us": 7.0}]
+    assert [(r["period_start"] - t, r["fabric_us"]) for r in with_gaps(rows, minute)] == [
+        (0 * minute, 5.0),
+        (minute, None),
+        (179 * minute, None),
+        (180 * minute, 7.0),
+    ]
+    assert with_gaps(rows[:1], minute) == rows[:1]

@@ -7,7 +7,8 @@
 with per_metric as (
     select
         array_model, from_firmware, to_firmware, direction, metric,
-        count() as arrays,
+        uniqExact(array) as arrays,
+        count() as upgrades,
         avg(before) as mean_before,
         avg(after) as mean_after,
         groupArray(after - before) as deltas
@@ -22,13 +23,13 @@ resampled as (
     select
         *,
         arrayMap(
-            r -> arrayAvg(arrayMap(j -> deltas[1 + cityHash64(r, j) % arrays], range(arrays))),
+            r -> arrayAvg(arrayMap(j -> deltas[1 + cityHash64(r, j) % upgrades], range(upgrades))),
             range(2000)
         ) as resample_means
     from per_metric
 )
 select
-    array_model, from_firmware, to_firmware, direction, metric, arrays,
+    array_model, from_firmware, to_firmware, direction, metric, arrays, upgrades,
     mean_before,
     mean_after,
     arrayAvg(deltas) as mean_delta,
