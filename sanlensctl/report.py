@@ -546,8 +546,9 @@ def tier_effects(client) -> go.Figure:
                 for a, b, n, w in zip(after, before, blocks, weak)
             ],
             marker_pattern_shape=["/" if w else "" for w in weak],
-            textposition="inside",
+            textposition="auto",  # outside a bar too short to hold it legibly
             insidetextanchor="middle",
+            cliponaxis=False,
         )
     fig.add_vline(x=0, line_dash="dash")
     fig.update_layout(

@@ -47,12 +47,12 @@ def play(java, shares, **changes) -> list[SimpleNamespace]:
     return play_into(detector(java, **changes), java.Tiers(), shares)
 
 
-def play_into(d, tiers, shares) -> list[SimpleNamespace]:
-    """The shares from the first window on, into a detector and a state that may have seen others."""
+def play_into(d, tiers, shares, start: int = T0) -> list[SimpleNamespace]:
+    """The shares from the window at `start` on, into a detector and a state that may have seen others."""
     states = []
     for n, share in enumerate([*shares, 0.0]):  # a last window's sample judges the one before it
         for metric, value in (("volume.tier0_bytes", share * TIB), ("volume.tier1_bytes", (1 - share) * TIB)):
-            state = d.add(tiers, T0 + n * W, metric, float(value), "s")
+            state = d.add(tiers, start + n * W, metric, float(value), "s")
             if state is not None:
                 states.append(SimpleNamespace(**{f: get_field(state, f) for f in ALL_FIELDS}))
     return states
@@ -171,3 +171,13 @@ def test_a_replay_leaves_nothing_of_what_the_volume_had_seen(java):
     assert [
         f.getName() for f in tiers.getClass().getFields() if not objects.deepEquals(f.get(tiers), f.get(fresh))
     ] == []
+
+
+def test_a_share_across_hours_without_data_is_not_an_episode(java):
+    """Two runs of a volume hours apart (an agent down, the demo played again later): the second starts from
+    another share, and the stretch without data between them is not taken for a migration; a migration in the
+    second run is found from a baseline of its own."""
+    d, tiers = detector(java), java.Tiers()
+    assert play_into(d, tiers, [0.22] * 60) == []
+    states = play_into(d, tiers, approach(0.0, 0.22, 40, 18, 160), start=T0 + 3 * 3600 * 1000)
+    assert states and {s.direction for s in states} == {"up"}, states

@@ -19,7 +19,10 @@ import java.util.Arrays;
  *
  * A window more than replayWindows older than the one being gathered is a replay of the volume's span (played
  * again, its earlier episodes deleted: ingest/loader/spans.py): the state starts afresh from it, so the replay
- * finds what a first play of the span finds. A window less far back is a re-delivery, and is ignored.
+ * finds what a first play of the span finds. A window less far back is a re-delivery, and is ignored. A window
+ * more than historySize windows after the one being gathered follows a stretch without data longer than the
+ * baseline (an agent down, two demo runs hours apart): the baseline no longer tells what the volume held, and
+ * the state starts afresh from it, so that the share across the stretch is not taken for a migration.
  */
 public final class EpisodeDetector {
     public static final String TIER0 = "volume.tier0_bytes", TIER1 = "volume.tier1_bytes";
@@ -54,6 +57,8 @@ public final class EpisodeDetector {
     public Episode add(Tiers t, long window, String metric, double value, String site) {
         if (t.window != null && window < t.window) {
             if (t.window - window <= (long) replayWindows * windowMs) return null;
+            t.startAfresh();
+        } else if (t.window != null && window - t.window > (long) historySize * windowMs) {
             t.startAfresh();
         }
         Episode judged = null;
