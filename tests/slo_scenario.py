@@ -47,7 +47,7 @@ DISK = {"data": "D", "log": "L"}  # the drive letters, as an SLO entity names a 
 
 
 def good_share(bucket: int, threshold_ms: float) -> float:
-    """The burn_rates job's interpolation, in Python (flink-jobs/burn_rates/tables.py, good_share)."""
+    """The burn_rates job's interpolation, in Python (flink-jobs/burn_rates/java/: GoodIos)."""
     lower = buckets.lower_ms(bucket)
     upper = 2.0 ** (bucket - 7)
     return min(max((threshold_ms - lower) / (upper - lower), 0.0), 1.0)

@@ -117,3 +117,28 @@ def test_a_window_that_comes_late_counts_in_the_minute_being_gathered(java):
     evaluator.add(budget, rings, T0 + 120_000, 10.0, 10.0, OBJECTIVE)
     assert len(evaluator.add(budget, rings, T0, 0.0, 10.0, OBJECTIVE)) == 0
     assert get_field(budget, "minute") == (T0 + 120_000) // 60_000 and get_field(budget, "minuteTotal") == 20.0
+
+
+def test_good_ios_interpolates_inside_the_bucket_the_threshold_falls_in(java):
+    """A window's histogram is one row: its good I/Os per threshold, as the simulator's truth counts them
+    (tests/slo_scenario.py), bucket by bucket; bucket 0 from 0 ms, 31 taken as (2^23, 2^24] ms."""
+    from pyflink.java_gateway import get_gateway
+
+    from tests.slo_scenario import good_share
+
+    gw = get_gateway()
+
+    def array(kind, values):
+        out = gw.new_array(kind, len(values))
+        for i, v in enumerate(values):
+            out[i] = v
+        return out
+
+    buckets, ios = [0, 4, 5, 6, 8, 31], [10, 200, 300, 50, 7, 1]
+    good, total = java.GoodIos(), java.TotalIos()
+    jb = array(gw.jvm.java.lang.Integer, buckets)
+    ji = array(gw.jvm.java.lang.Long, [gw.jvm.java.lang.Long(n) for n in ios])
+    for threshold in (0.001, 0.0625, 0.09, 0.125, 0.2, 1.0, 2.0**24):
+        expected = sum(n * good_share(b, threshold) for b, n in zip(buckets, ios, strict=True))
+        assert good.eval(jb, ji, threshold) == pytest.approx(expected, abs=1e-9), threshold
+    assert total.eval(ji) == sum(ios)

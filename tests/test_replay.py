@@ -155,7 +155,7 @@ def test_the_replay_leaves_the_first_play_s_incidents(played_twice):
 
 
 def test_the_replay_has_the_first_play_s_slo_windows_and_alerts(played_twice):
-    """Every SLO window (good and total I/Os per SLO, path, window and bucket) the same as the first play's, their
+    """Every SLO window (good and total I/Os per SLO, path and window) the same as the first play's, their
     I/Os per SLO and entity those of the truth; the slowed reads page, and only those."""
     p = played_twice
     assert_same(p.second.slo_windows, p.first.slo_windows)

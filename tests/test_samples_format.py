@@ -52,19 +52,23 @@ def decode():
     sanlens, gw = java_functions(), get_gateway()
     roots = gw.jvm.org.apache.flink.table.types.logical.LogicalTypeRoot
 
-    def run(columns: list[tuple[str, str]], metrics: set[str], message: bytes, pairs=None) -> list[list]:
+    def value(field):
+        if field is None or isinstance(field, (int, float)):
+            return field
+        if field.getClass().getSimpleName() == "GenericArrayData":
+            return list(field.toObjectArray())
+        return str(field.toString())
+
+    def run(columns: list[tuple[str, str]], metrics: set[str], message: bytes, pairs=None, gather=()) -> list[list]:
         names = ListConverter().convert([n for n, _ in columns], gw._gateway_client)
         types = ListConverter().convert([getattr(roots, t) for _, t in columns], gw._gateway_client)
         wanted = SetConverter().convert(metrics, gw._gateway_client)
         partners = MapConverter().convert(pairs or {}, gw._gateway_client)
-        decoder = sanlens.common.SamplesDecoder(names, types, wanted, partners, None)
+        gathered = SetConverter().convert(set(gather), gw._gateway_client)
+        decoder = sanlens.common.SamplesDecoder(names, types, wanted, partners, gathered, None)
         rows = gw.jvm.java.util.ArrayList()
         decoder.deserialize(message, gw.jvm.org.apache.flink.api.common.functions.util.ListCollector(rows))
-        out = []
-        for row in rows:
-            fields = [row.getField(i) for i in range(len(columns))]
-            out.append([f if f is None or isinstance(f, (int, float)) else str(f.toString()) for f in fields])
-        return out
+        return [[value(row.getField(i)) for i in range(len(columns))] for row in rows]
 
     return run
 
@@ -107,6 +111,29 @@ def test_a_sample_carries_its_partner_s_value_from_the_same_record(decode):
         ("disk.write_latency", 900.0, None),  # no write rate in this record
     ]
     assert decode(columns, {"disk.reads"}, json.dumps(record).encode(), pairs)[0][-1] is None  # not paired itself
+
+
+def test_a_record_s_histogram_is_one_row_per_metric_its_buckets_and_counts_in_arrays(decode):
+    """`gather`: a volume's interval histogram travels as one row (histograms, burn_rates), not one per bucket."""
+    columns = [*COLUMNS, ("buckets", "ARRAY"), ("counts", "ARRAY")]
+    record = {
+        **MESSAGE,
+        "samples": [
+            {"metric": "volume.write_service_time_hist", "value": 7, "bucket": 4},
+            {"metric": "volume.reads", "value": 12.5, "bucket": -1},
+            {"metric": "volume.read_service_time_hist", "value": 3.0, "bucket": 5},
+            {"metric": "volume.write_service_time_hist", "value": 1874.0, "bucket": 6},
+        ],
+    }
+    hists = {"volume.write_service_time_hist", "volume.read_service_time_hist"}
+    rows = decode(columns, hists | {"volume.reads"}, json.dumps(record).encode(), gather=hists)
+    assert [(r[1], r[-2], r[-1]) for r in rows] == [
+        ("volume.write_service_time_hist", [4, 6], [7, 1874]),
+        ("volume.reads", None, None),
+        ("volume.read_service_time_hist", [5], [3]),
+    ]
+    with pytest.raises(Exception, match="needs a bucket and a value"):
+        decode(columns, hists, b'{"samples":[{"metric":"volume.read_service_time_hist","value":1}]}', gather=hists)
 
 
 def test_a_message_without_a_wanted_metric_is_skipped_unread(decode):

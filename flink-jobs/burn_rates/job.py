@@ -14,6 +14,9 @@ JOB = "burn_rates"
 # One subtask keeps each entity's windows in order through the joins, which the evaluator relies on.
 PARALLELISM = 1
 EVALUATOR_CLASS = "io.sanlens.burnrates.EvaluateBurnRates"
+# The joins hold a window's histogram as one row (its buckets in arrays) since issue 38: state of the row per
+# bucket before it cannot be read into these rows.
+STATE_LAYOUT = "histogram-windows"
 OPTIONS = [
     (("--input",), {"default": topics.HISTOGRAMS, "help": "topic of service-time histograms"}),
     (("--breakdown",), {"default": topics.BREAKDOWN, "help": "topic of the paths' latency windows"}),
@@ -37,6 +40,8 @@ def statements(env, args):
     for ddl in tables.sinks(runtime.kafka_sink(args, JOB)):
         env.execute_sql(ddl)
     env.create_java_temporary_function("evaluate_burn_rates", EVALUATOR_CLASS)
+    for name, java_class in tables.FUNCTIONS.items():
+        env.create_java_temporary_function(name, java_class)
     for name, query in {**tables.VIEWS, **tables.slo_views(slos)}.items():
         env.create_temporary_view(name, env.sql_query(query))
     inserts = env.create_statement_set()
@@ -47,7 +52,7 @@ def statements(env, args):
 
 def main() -> None:
     args = runtime.arguments(__doc__, OPTIONS, PARALLELISM)
-    runtime.run_until_stopped(statements(runtime.table_env(JOB, args), args).execute())
+    runtime.run_until_stopped(statements(runtime.table_env(JOB, args, state_layout=STATE_LAYOUT), args).execute())
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from ingest import topics
 from slo.definitions import Definitions, Slo
 
 # How long a window's histogram waits for the path's latency window, and the other way round (processing
-# time). The two topics are read at their own paces: in a backfill the histograms' (a row per bucket) and the
+# time). The two topics are read at their own paces: in a backfill the histograms' (a row per volume window) and the
 # breakdown's (a row per path and window) drift apart by up to most of the time the backlog takes, and at 2
 # minutes a 7-hour backfill lost more than half of its windows. An interval join (`within`): as a regular join
 # with a time-to-live it took 72 % of the job's CPU in a backfill (docs/benchmarks.md).
@@ -33,7 +33,7 @@ def sources(histograms: str, breakdown: str, topology: str) -> list[str]:
         f"""
     CREATE TABLE histograms (
         window_start TIMESTAMP_LTZ(3), source STRING, site STRING, `array` STRING, volume STRING, direction STRING,
-        bucket INT, ios BIGINT, proc AS PROCTIME()
+        `buckets` ARRAY<INT>, ios ARRAY<BIGINT>, proc AS PROCTIME()
     ) WITH ({histograms}, 'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601')""",
         f"""
     CREATE TABLE breakdown (
@@ -75,7 +75,7 @@ VIEWS = {
     "path_labels": """
         SELECT /*+ STATE_TTL('p' = '0 ms', 'a' = '0 ms') */ p.site, p.host, p.disk, a.`model`, a.tier, p.`databases`
         FROM paths AS p JOIN arrays AS a ON a.`array` = p.`array`""",
-    "array_ios": "SELECT * FROM histograms WHERE source = 'array' AND ios > 0",
+    "array_ios": "SELECT * FROM histograms WHERE source = 'array'",
     # the array side: each histogram row with its array's labels
     "labelled_ios": f"""
         SELECT /*+ STATE_TTL('h' = '{INVENTORY_WAIT}', 'a' = '0 ms') */ h.*, a.customer, a.`model`, a.tier
@@ -83,13 +83,9 @@ VIEWS = {
 }
 
 
-def good_share(threshold_ms: str) -> str:
-    """The share of a bucket's I/Os at or under `threshold_ms`: 1 below the threshold, 0 above, linear inside the
-    bucket it falls in (at most that bucket's I/Os are misplaced). Bucket n holds (2^(n-8), 2^(n-7)] ms;
-    the open-ended bucket 31 is taken as (2^23, 2^24]."""
-    lower = "CASE WHEN x.bucket = 0 THEN 0.0 ELSE POWER(2.0, x.bucket - 8) END"
-    upper = "POWER(2.0, x.bucket - 7)"
-    return f"LEAST(GREATEST(({threshold_ms} - {lower}) / ({upper} - {lower}), 0.0), 1.0)"
+# A window's histogram is one row (its buckets and their I/Os in two arrays): its good I/Os against a threshold,
+# interpolated inside the bucket the threshold falls in, and its total (java/: GoodIos, TotalIos).
+FUNCTIONS = {"good_ios": "io.sanlens.burnrates.GoodIos", "total_ios": "io.sanlens.burnrates.TotalIos"}
 
 
 # The entity an SLO judges, as alerts, `./sanlens slo`, the report and the dashboards name it: a path is host:disk
@@ -127,7 +123,7 @@ def _measures(slo: Slo) -> tuple[str, str]:
 def _output(slo: str, entity: str, path: str, threshold: str, objective: str) -> str:
     return f"""{slo} AS slo, {entity} AS entity, {path} AS `path`, x.site,
             CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), x.window_start) AS BIGINT) * 1000 AS window_ms,
-            x.window_start, x.bucket, x.ios * {good_share(threshold)} AS good, CAST(x.ios AS DOUBLE) AS total,
+            x.window_start, good_ios(x.`buckets`, x.ios, {threshold}) AS good, total_ios(x.ios) AS total,
             {objective} AS objective"""
 
 
@@ -163,7 +159,7 @@ def host_side(slos: list[Slo]) -> dict[str, str]:
         "host_ios": f"""
         SELECT {output}
         FROM (
-            SELECT h.window_start, h.site, h.`array`, h.volume, h.bucket, h.ios, p.slo_index, p.host, p.disk,
+            SELECT h.window_start, h.site, h.`array`, h.volume, h.`buckets`, h.ios, p.slo_index, p.host, p.disk,
                 p.beyond_array_us
             FROM array_ios AS h
             JOIN slo_paths AS p ON p.window_start = h.window_start AND p.site = h.site AND p.`array` = h.`array`
@@ -182,7 +178,7 @@ def array_side(slo: Slo) -> str:
 
 
 def slo_views(d: Definitions) -> dict[str, str]:
-    """The views of the SLOs' good and total I/Os per entity, window and bucket, `slo_ios` last."""
+    """The views of the SLOs' good and total I/Os per entity and window, `slo_ios` last."""
     host = [s for s in d.slos if s.side == "host"]
     views = host_side(host) if host else {}
     parts = (["SELECT * FROM host_ios"] if host else []) + [array_side(s) for s in d.slos if s.side == "array"]
@@ -196,7 +192,7 @@ def rules(d: Definitions) -> str:
 
 INSERT_WINDOWS = """
     INSERT INTO slo_windows
-    SELECT slo, entity, `path`, site, window_start, bucket, good, total, objective FROM slo_ios"""
+    SELECT slo, entity, `path`, site, window_start, good, total, objective FROM slo_ios"""
 
 
 def insert_alerts(d: Definitions) -> str:
@@ -216,8 +212,8 @@ def sinks(kafka_sink: Callable[[str, str], str]) -> list[str]:
     return [
         f"""
     CREATE TABLE slo_windows (
-        slo STRING, entity STRING, `path` STRING, site STRING, window_start TIMESTAMP_LTZ(3), bucket INT, good DOUBLE,
-        total DOUBLE, objective DOUBLE
+        slo STRING, entity STRING, `path` STRING, site STRING, window_start TIMESTAMP_LTZ(3), good DOUBLE, total DOUBLE,
+        objective DOUBLE
     ) WITH ({kafka_sink("slo_windows", topics.SLO_WINDOWS)}, {json})""",
         f"""
     CREATE TABLE slo_alerts (

@@ -88,29 +88,38 @@ def latest_checkpoint(checkpoints: Path) -> Path | None:
     return latest
 
 
-def forget_other_backends(checkpoints: Path, backend: str) -> None:
-    """Deletes checkpoints another state backend wrote (a stack of before issue 38 kept its state on the heap):
-    a checkpoint restores only into the backend that wrote it. The job then starts from its group's offsets,
-    which every checkpoint committed to Kafka: each cumulative series takes one baseline again."""
+def forget_other_layouts(checkpoints: Path, layout: str) -> None:
+    """Deletes checkpoints another state backend or state layout wrote (a stack of before issue 38 kept its state
+    on the heap; a job whose records changed shape cannot read its old state): a checkpoint restores only into
+    the backend and the row types that wrote it. The job then starts from its group's offsets, which every
+    checkpoint committed to Kafka: each cumulative series takes one baseline again."""
     marker = checkpoints / "state-backend"
     written_by = marker.read_text().strip() if marker.exists() else ("hashmap" if any(checkpoints.iterdir()) else "")
-    if written_by and written_by != backend:
-        print(f"checkpoints of the {written_by} state backend set aside: starting from the group's offsets", flush=True)
+    if written_by and written_by != layout:
+        print(
+            f"checkpoints of state '{written_by}' set aside (now '{layout}'): starting from the group's offsets",
+            flush=True,
+        )
         for run in checkpoints.iterdir():
             if run.is_dir():
                 shutil.rmtree(run, ignore_errors=True)
-    marker.write_text(backend + "\n")
+    marker.write_text(layout + "\n")
 
 
 def table_env(
-    job: str, args: argparse.Namespace, checkpoint_interval: str = "10 s", state_backend: str = STATE_BACKEND
+    job: str,
+    args: argparse.Namespace,
+    checkpoint_interval: str = "10 s",
+    state_backend: str = STATE_BACKEND,
+    state_layout: str = "",
 ) -> TableEnvironment:
     """The job's environment; its outputs become visible downstream with each checkpoint, every
-    `checkpoint_interval`. Its state in RocksDB unless `state_backend` says otherwise ("hashmap": on the heap)."""
+    `checkpoint_interval`. Its state in RocksDB unless `state_backend` says otherwise ("hashmap": on the heap).
+    `state_layout` names the shape of the state's rows: a new name sets older checkpoints aside."""
     state = state_dir(job)
     checkpoints = state / "checkpoints" / group(args, job)
     checkpoints.mkdir(parents=True, exist_ok=True)
-    forget_other_backends(checkpoints, state_backend)
+    forget_other_layouts(checkpoints, " ".join(filter(None, [state_backend, state_layout])))
     restore = latest_checkpoint(checkpoints)
     if restore:
         print(f"resuming from {restore}", flush=True)

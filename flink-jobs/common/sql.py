@@ -17,12 +17,16 @@ def within(later: str, earlier: str, wait: str) -> str:
     return f"{later}.proc BETWEEN {earlier}.proc - {wait} AND {earlier}.proc + {wait}"
 
 
-def samples_format(metrics, pairs: dict[str, str] | None = None) -> str:
+def samples_format(metrics, pairs: dict[str, str] | None = None, gather=()) -> str:
     """The WITH options that read `telemetry.samples` (a message per record) as a row per sample, decoding only
     the samples of `metrics`: the format `sanlens-samples` (flink-jobs/common/java/) skips the other messages by
     a scan of their bytes. The job's SQL must still filter by metric. `pairs` (metric -> another metric of the
-    same record) puts the partner's value in the metric's row, column `paired` DOUBLE."""
+    same record) puts the partner's value in the metric's row, column `paired` DOUBLE. `gather` (histogram
+    metrics) reads a record's samples of such a metric as one row: their buckets in `buckets` ARRAY<INT>, their
+    values in `counts` ARRAY<BIGINT>."""
     options = f"'format' = 'sanlens-samples', 'sanlens-samples.metrics' = '{';'.join(sorted(metrics))}'"
     if pairs:
         options += f", 'sanlens-samples.pairs' = '{';'.join(f'{m}={p}' for m, p in sorted(pairs.items()))}'"
+    if gather:
+        options += f", 'sanlens-samples.gather' = '{';'.join(sorted(gather))}'"
     return options

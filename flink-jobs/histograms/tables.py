@@ -25,8 +25,9 @@ def samples(kafka_options: str) -> str:
     return f"""
     CREATE TABLE samples (
         ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, unit STRING, bucket INT,
-        site STRING, host STRING, disk STRING, `array` STRING, volume STRING, host_port STRING, paired DOUBLE
-    ) WITH ({kafka_options}, {samples_format(METRICS, PAIRS)})"""
+        site STRING, host STRING, disk STRING, `array` STRING, volume STRING, host_port STRING, paired DOUBLE,
+        `buckets` ARRAY<INT>, counts ARRAY<BIGINT>
+    ) WITH ({kafka_options}, {samples_format(METRICS, PAIRS, gather=HIST_METRICS)})"""
 
 
 def sinks(kafka_sink: Callable[[str, str], str]) -> list[str]:
@@ -37,7 +38,7 @@ def sinks(kafka_sink: Callable[[str, str], str]) -> list[str]:
     CREATE TABLE {table} (
         series STRING, window_start TIMESTAMP_LTZ(3), window_s INT, sample_ts TIMESTAMP_LTZ(3), source STRING,
         site STRING, `array` STRING, volume STRING, host STRING, disk STRING, host_port STRING, direction STRING,
-        bucket INT, ios BIGINT
+        `buckets` ARRAY<INT>, ios ARRAY<BIGINT>
     ) WITH ({kafka_sink(table, topics.HISTOGRAMS)},
             'key.format' = 'raw', 'key.fields' = 'series', 'value.fields-include' = 'EXCEPT_KEY',
             'value.format' = 'json', 'value.json.timestamp-format.standard' = 'ISO-8601')"""
@@ -66,20 +67,22 @@ def insert_host_histograms(window_s: int, host_interval_s: int) -> str:
     INSERT INTO host_histograms
     SELECT host || ':' || disk, {window_start("ts", window_s)}, {window_s}, ts, '{HOST_SOURCE}', site, '',
         '', host, disk, '',
-        CASE metric {latency} END, {bucket_of("`value` / 1000.0")},
-        CAST(ROUND(paired * {host_interval_s}, 0) AS BIGINT)
+        CASE metric {latency} END, ARRAY[{bucket_of("`value` / 1000.0")}],
+        ARRAY[CAST(ROUND(paired * {host_interval_s}, 0) AS BIGINT)]
     FROM samples
     WHERE metric IN ({", ".join(f"'{m}'" for m in HOST_LATENCY)}) AND paired > 0"""
 
 
 def insert_histograms(window_s: int) -> str:
-    """An array's bucket deltas are already the histogram of its interval: each one is placed in the
-    window its interval ends in, as it is. Histograms merge by adding counts, so windows holding
-    several samples of one series are summed where they are read (sanlens.service_time_hist_10s);
-    nothing waits for a watermark, and nothing arriving late or out of order can be dropped."""
+    """An array's bucket deltas are already the histogram of its interval: a record's buckets of one direction
+    (one row, gathered where the message is read) are placed in the window its interval ends in, as they are.
+    Histograms merge by adding counts, so windows holding several samples of one series are summed where they
+    are read (sanlens.service_time_hist_10s); nothing waits for a watermark, and nothing arriving late or out of
+    order can be dropped. One message per record and direction, not per bucket: the burn rates' joins and
+    evaluation, and the loading, take a row per window instead of one per bucket (issue 38)."""
     return f"""
     INSERT INTO histograms
     SELECT `array` || ':' || volume, {window_start("ts", window_s)}, {window_s}, ts, 'array',
-        site, `array`, volume, '', '', '', CASE metric {_CASE} END, bucket, CAST(`value` AS BIGINT)
+        site, `array`, volume, '', '', '', CASE metric {_CASE} END, `buckets`, counts
     FROM samples
-    WHERE metric IN ({", ".join(f"'{m}'" for m in HIST_METRICS)}) AND bucket BETWEEN 0 AND 31"""
+    WHERE metric IN ({", ".join(f"'{m}'" for m in HIST_METRICS)})"""

@@ -44,9 +44,12 @@ DEFAULT_ROUTES = {
     topics.SLO_ALERTS: "sanlens.slo_alerts",
 }
 # Tables whose messages carry several rows each (docs/contract.md): the loader inserts the messages as they are
-# into a Null table of their shape, whose materialized view writes the rows (clickhouse/migrations/0014). The
-# table itself stays the offset store.
-LOADED_THROUGH = {"sanlens.metrics": "sanlens.metrics_messages"}
+# into a Null table of their shape, whose materialized view writes the rows (clickhouse/migrations/0014, 0019).
+# The table itself stays the offset store.
+LOADED_THROUGH = {
+    "sanlens.metrics": "sanlens.metrics_messages",
+    "sanlens.service_time_hist_10s": "sanlens.service_time_hist_messages",
+}
 INSERT_SETTINGS = {"date_time_input_format": "best_effort", "input_format_skip_unknown_fields": 1}
 # Parsed in one thread: two thirds of the CPU of parallel parsing for a batch of messages (docs/benchmarks.md).
 THROUGH_SETTINGS = {**INSERT_SETTINGS, "input_format_parallel_parsing": 0}

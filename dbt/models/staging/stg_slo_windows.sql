@@ -1,12 +1,11 @@
--- The burn_rates job's good and total I/Os per SLO, entity, path, window and bucket (FINAL: a window delivered
--- twice is one).
+-- The burn_rates job's good and total I/Os per SLO, entity, path and window (FINAL: a window delivered twice is
+-- one).
 select
     slo,
     entity,
     path,
     site,
     window_start,
-    bucket,
     good,
     total,
     objective

@@ -8,6 +8,7 @@ import java.time.temporal.TemporalAccessor;
 import java.time.temporal.TemporalQueries;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -18,6 +19,7 @@ import org.apache.flink.formats.common.TimeFormats;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.JsonFactory;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.JsonParser;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.JsonToken;
+import org.apache.flink.table.data.GenericArrayData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
@@ -33,17 +35,28 @@ import org.apache.flink.util.Collector;
  * <p>{@code pairs} (wanted metric -> another metric of the same record) fills the column {@value #PAIRED} of a
  * wanted sample with the value of its partner in the same message (null without one): a host disk's latency
  * and its I/O rate are samples of one record, so they meet here instead of in a join that holds the stream.
+ *
+ * <p>{@code gather} (metrics whose samples are a histogram: one per bucket) reads a message's samples of such a
+ * metric as one row: the first sample's fields, with each sample's bucket in the column {@value #BUCKETS}
+ * (ARRAY&lt;INT&gt;) and its value as a whole number in {@value #COUNTS} (ARRAY&lt;BIGINT&gt;), in the message's
+ * order. A volume's interval histogram then travels as one row, not one per bucket (issue 38).
  */
 public final class SamplesDecoder implements DeserializationSchema<RowData> {
     private static final long serialVersionUID = 1L;
     private static final byte[] METRIC_KEY = "\"metric\":\"".getBytes(StandardCharsets.UTF_8);
     static final String SAMPLES = "samples";
     static final String PAIRED = "paired";
+    static final String BUCKETS = "buckets";
+    static final String COUNTS = "counts";
+    private static final int EXTRA = 3; // slots after the columns: the sample's metric, bucket and value as read
 
     private final String[] columns;
     private final LogicalTypeRoot[] types;
     private final Set<String> metrics;
     private final Map<String, String> pairs;
+    private final Set<String> gather;
+    private final int bucketsColumn;
+    private final int countsColumn;
     private final int valueColumn;
     private final int pairedColumn;
     private final byte[][] wanted; // "<metric>" followed by its closing quote, as bytes
@@ -51,9 +64,12 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
     private transient JsonFactory json;
 
     public SamplesDecoder(List<String> columns, List<LogicalTypeRoot> types, Set<String> metrics,
-            Map<String, String> pairs, TypeInformation<RowData> producedType) {
+            Map<String, String> pairs, Set<String> gather, TypeInformation<RowData> producedType) {
         this.columns = columns.toArray(new String[0]);
         this.pairs = pairs;
+        this.gather = gather;
+        this.bucketsColumn = columns.indexOf(BUCKETS);
+        this.countsColumn = columns.indexOf(COUNTS);
         this.valueColumn = columns.indexOf("value");
         this.pairedColumn = columns.indexOf(PAIRED);
         if (!pairs.isEmpty() && pairedColumn >= 0 && (valueColumn < 0 || types.get(pairedColumn) != LogicalTypeRoot.DOUBLE)) {
@@ -61,6 +77,7 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
         }
         this.types = types.toArray(new LogicalTypeRoot[0]);
         for (int i = 0; i < this.types.length; i++) {
+            if ((i == bucketsColumn || i == countsColumn) && this.types[i] == LogicalTypeRoot.ARRAY) continue;
             switch (this.types[i]) {
                 case VARCHAR: case CHAR: case DOUBLE: case FLOAT: case INTEGER: case BIGINT:
                 case TIMESTAMP_WITH_LOCAL_TIME_ZONE: case TIMESTAMP_WITHOUT_TIME_ZONE:
@@ -93,6 +110,7 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
         Object[][] rows = new Object[0][];
         int n = 0;
         Map<String, Object> partners = pairedColumn >= 0 && !pairs.isEmpty() ? new HashMap<>(4) : null;
+        Map<String, Gathered> gathered = null;
         try (JsonParser p = json.createParser(message)) {
             expect(p.nextToken(), JsonToken.START_OBJECT, "a JSON object");
             while (p.nextToken() == JsonToken.FIELD_NAME) {
@@ -102,13 +120,22 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
                     expect(t, JsonToken.START_ARRAY, "an array of samples");
                     while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
                         expect(t, JsonToken.START_OBJECT, "a sample as a JSON object");
-                        Object[] row = new Object[columns.length + 1]; // the last slot: the metric as read
+                        Object[] row = new Object[columns.length + EXTRA];
                         read(p, row);
                         String metric = (String) row[columns.length];
                         if (partners != null && metric != null && valueColumn >= 0 && pairs.containsValue(metric)) {
                             partners.put(metric, row[valueColumn]);
                         }
-                        if (metric != null && metrics.contains(metric)) {
+                        if (metric != null && gather.contains(metric) && metrics.contains(metric)) {
+                            if (gathered == null) gathered = new LinkedHashMap<>(4);
+                            Gathered g = gathered.get(metric);
+                            if (g == null) {
+                                gathered.put(metric, g = new Gathered());
+                                if (n == rows.length) rows = Arrays.copyOf(rows, Math.max(8, 2 * n));
+                                rows[n++] = row;
+                            }
+                            g.add(row);
+                        } else if (metric != null && metrics.contains(metric)) {
                             if (n == rows.length) rows = Arrays.copyOf(rows, Math.max(8, 2 * n));
                             rows[n++] = row;
                         }
@@ -130,17 +157,45 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
             for (int i = 0; i < columns.length; i++) {
                 row.setField(i, rows[r][i] != null ? rows[r][i] : shared[i]);
             }
+            Gathered g = gathered == null ? null : gathered.get((String) rows[r][columns.length]);
+            if (g != null) {
+                if (bucketsColumn >= 0) row.setField(bucketsColumn, new GenericArrayData(Arrays.copyOf(g.buckets, g.n)));
+                if (countsColumn >= 0) row.setField(countsColumn, new GenericArrayData(Arrays.copyOf(g.counts, g.n)));
+            }
             out.collect(row);
         }
     }
 
-    /** A sample's fields into `row`; its metric's text also into the slot after the columns. */
+    /** A sample's fields into `row`; its metric, bucket and value as read also into the slots after the columns. */
     private void read(JsonParser p, Object[] row) throws IOException {
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String name = p.getCurrentName();
             JsonToken t = p.nextToken();
             if (name.equals("metric") && t == JsonToken.VALUE_STRING) row[columns.length] = p.getText();
+            if (name.equals("bucket") && t == JsonToken.VALUE_NUMBER_INT) row[columns.length + 1] = p.getIntValue();
+            if (name.equals("value") && t.isNumeric()) row[columns.length + 2] = p.getDoubleValue();
             set(p, t, name, row);
+        }
+    }
+
+    /** A message's samples of one gathered metric: their buckets and counts, in the message's order. */
+    private final class Gathered {
+        int[] buckets = new int[8];
+        long[] counts = new long[8];
+        int n;
+
+        void add(Object[] sample) {
+            Object bucket = sample[columns.length + 1];
+            Object value = sample[columns.length + 2];
+            if (bucket == null || value == null) {
+                throw new IllegalArgumentException(sample[columns.length] + ": a histogram sample needs a bucket and a value");
+            }
+            if (n == buckets.length) {
+                buckets = Arrays.copyOf(buckets, 2 * n);
+                counts = Arrays.copyOf(counts, 2 * n);
+            }
+            buckets[n] = (Integer) bucket;
+            counts[n++] = Math.round((Double) value);
         }
     }
 

@@ -20,6 +20,9 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.factories.DeserializationFormatFactory;
 import org.apache.flink.table.factories.DynamicTableFactory;
 import org.apache.flink.table.types.DataType;
+import org.apache.flink.table.types.logical.ArrayType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.LogicalTypeRoot;
 
 /**
  * The format {@code sanlens-samples}: telemetry.samples (docs/contract.md: a message per record, its samples
@@ -42,6 +45,13 @@ public final class SamplesFormatFactory implements DeserializationFormatFactory 
                     .noDefaultValue()
                     .withDescription("metric=partner;...: the column `paired` of a metric's sample holds its partner's "
                             + "value in the same message");
+    public static final ConfigOption<List<String>> GATHER =
+            ConfigOptions.key("gather")
+                    .stringType()
+                    .asList()
+                    .noDefaultValue()
+                    .withDescription("histogram metrics, separated by ';': a message's samples of one are one row, "
+                            + "their buckets in `buckets` ARRAY<INT> and their values in `counts` ARRAY<BIGINT>");
 
     @Override
     public String factoryIdentifier() {
@@ -55,7 +65,7 @@ public final class SamplesFormatFactory implements DeserializationFormatFactory 
 
     @Override
     public Set<ConfigOption<?>> optionalOptions() {
-        return Set.of(PAIRS);
+        return Set.of(PAIRS, GATHER);
     }
 
     @Override
@@ -68,11 +78,13 @@ public final class SamplesFormatFactory implements DeserializationFormatFactory 
             if (kv.length != 2) throw new IllegalArgumentException("sanlens-samples.pairs: not metric=partner: " + pair);
             pairs.put(kv[0].trim(), kv[1].trim());
         }
+        Set<String> gather = new HashSet<>(options.getOptional(GATHER).orElse(List.of()));
         return new ProjectableDecodingFormat<>() {
             @Override
             public DeserializationSchema<RowData> createRuntimeDecoder(
                     DynamicTableSource.Context source, DataType physical, int[][] projections) {
                 DataType produced = Projection.of(projections).project(physical);
+                checkGatherColumns(produced);
                 return new SamplesDecoder(
                         DataType.getFieldNames(produced),
                         DataType.getFieldDataTypes(produced).stream()
@@ -80,6 +92,7 @@ public final class SamplesFormatFactory implements DeserializationFormatFactory 
                                 .collect(Collectors.toList()),
                         metrics,
                         pairs,
+                        gather,
                         source.createTypeInformation(produced));
             }
 
@@ -88,5 +101,21 @@ public final class SamplesFormatFactory implements DeserializationFormatFactory 
                 return ChangelogMode.insertOnly();
             }
         };
+    }
+
+    /** The gathered columns' element types are what the decoder writes into them. */
+    private static void checkGatherColumns(DataType row) {
+        Map<String, LogicalTypeRoot> elements =
+                Map.of(SamplesDecoder.BUCKETS, LogicalTypeRoot.INTEGER, SamplesDecoder.COUNTS, LogicalTypeRoot.BIGINT);
+        List<String> names = DataType.getFieldNames(row);
+        List<DataType> types = DataType.getFieldDataTypes(row);
+        for (int i = 0; i < names.size(); i++) {
+            LogicalTypeRoot element = elements.get(names.get(i));
+            LogicalType type = types.get(i).getLogicalType();
+            if (element != null && !(type instanceof ArrayType && ((ArrayType) type).getElementType().getTypeRoot() == element)) {
+                throw new IllegalArgumentException("format sanlens-samples: column " + names.get(i) + " must be an ARRAY of "
+                        + element + ", not " + type);
+            }
+        }
     }
 }
