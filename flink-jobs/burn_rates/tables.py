@@ -75,7 +75,8 @@ VIEWS = {
     "path_labels": """
         SELECT /*+ STATE_TTL('p' = '0 ms', 'a' = '0 ms') */ p.site, p.host, p.disk, a.`model`, a.tier, p.`databases`
         FROM paths AS p JOIN arrays AS a ON a.`array` = p.`array`""",
-    "array_ios": "SELECT * FROM histograms WHERE source = 'array'",
+    # a message of before issue 38 (one bucket, no arrays) left in the topic at an upgrade counts for nothing
+    "array_ios": "SELECT * FROM histograms WHERE source = 'array' AND `buckets` IS NOT NULL",
     # the array side: each histogram row with its array's labels
     "labelled_ios": f"""
         SELECT /*+ STATE_TTL('h' = '{INVENTORY_WAIT}', 'a' = '0 ms') */ h.*, a.customer, a.`model`, a.tier

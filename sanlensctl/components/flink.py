@@ -22,7 +22,7 @@ assert len(JOBS) <= config.FLINK_REST_PORTS
 # buffers, and the planner at start. normalize keeps its state on the heap (a value per series: 82 MB at 1,000
 # arrays, copied by each checkpoint) and writes every sample to Kafka. The joins' clean-up timers stay in RocksDB
 # (runtime.ROCKSDB), so no heap grows with a join's wait.
-HEAP = {"normalize": "1g", "histograms": "320m", "breakdown": "384m", "tiering": "320m", "burn_rates": "512m"}
+HEAP = {"normalize": "768m", "histograms": "320m", "breakdown": "384m", "tiering": "320m", "burn_rates": "384m"}
 # The parallel collector: the jobs want throughput on two shared cores, not G1's short pauses, whose
 # concurrent marking and write barriers take CPU from them. A job whose heap is full exits, for the supervisor to
 # restart it from its last checkpoint (or to report it failing), instead of collecting garbage on both cores for
