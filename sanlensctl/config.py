@@ -1,4 +1,5 @@
-"""Where things live and which ports they use. Every value can be overridden from the environment."""
+"""Where things live and which ports they use: the stack's settings (ingest/settings.py, each overridable from the
+environment), and what the command line adds to them: its tools' folders, test stacks, the processes' environment."""
 
 from __future__ import annotations
 
@@ -9,57 +10,43 @@ import socket
 from pathlib import Path
 from urllib.parse import urlsplit
 
-ROOT = Path(__file__).resolve().parent.parent
-STATE = Path(os.environ.get("SANLENS_STATE", ROOT / ".sanlens"))
+from ingest import settings
+from ingest.settings import (  # noqa: F401  (the command line's names for the settings)
+    ALERT_WEBHOOK_URL,
+    ALERTMANAGER_URL,
+    CLICKHOUSE_PASSWORD,
+    CLICKHOUSE_URL,
+    CLICKHOUSE_USER,
+    INBOX_FILE,
+    INBOX_HOST,
+    KAFKA_BOOTSTRAP,
+    LIB,
+    ROOT,
+    RUN,
+    STATE,
+)
+
 VENV = STATE / "venv"
 DBT_VENV = STATE / "dbt-venv"
-LIB = STATE / "lib"
 BIN = STATE / "bin"
-RUN = Path(os.environ.get("SANLENS_RUN", STATE / "run"))  # pid files, data folders, logs of the running stack
 LOGS = RUN / "logs"
 TMP = RUN / "tmp"
 
-
-def _port(name: str, default: int) -> int:
-    return int(os.environ.get(f"SANLENS_{name}_PORT", default))
-
-
-PORT_NAMES = (
-    "KAFKA",
-    "KAFKA_CONTROLLER",
-    "CLICKHOUSE",
-    "FLINK_REST",
-    "TELEGRAF_HEALTH",
-    "TELEGRAF_LISTENER",
-    "SIMULATOR",
-    "ALERTMANAGER",
-    "ALERT_WEBHOOK",
-)
+PORT_NAMES = tuple(settings.PORTS)
 # The stack `./sanlens test` starts for the tests: never the user's (its own folder and ports).
 TEST_RUN = Path(os.environ.get("SANLENS_TEST_RUN", RUN.parent / f"{RUN.name}-test"))
 
-
-KAFKA_PORT = _port("KAFKA", 9092)
-KAFKA_CONTROLLER_PORT = _port("KAFKA_CONTROLLER", 9193)
-CLICKHOUSE_PORT = _port("CLICKHOUSE", 8123)
-FLINK_REST_PORT = _port("FLINK_REST", 8081)
+KAFKA_PORT = settings.port("KAFKA")
+KAFKA_CONTROLLER_PORT = settings.port("KAFKA_CONTROLLER")
+CLICKHOUSE_PORT = settings.port("CLICKHOUSE")
+FLINK_REST_PORT = settings.port("FLINK_REST")
 FLINK_REST_PORTS = 8  # kept free from FLINK_REST_PORT on in an isolated stack: one per Flink job
-TELEGRAF_HEALTH_PORT = _port("TELEGRAF_HEALTH", 8086)
-TELEGRAF_LISTENER_PORT = _port("TELEGRAF_LISTENER", 8094)
-SIMULATOR_PORT = _port("SIMULATOR", 8095)
-ALERTMANAGER_PORT = _port("ALERTMANAGER", 9093)
-ALERT_WEBHOOK_PORT = _port("ALERT_WEBHOOK", 9097)  # the inbox: the receiver of Alertmanager's notifications
-
-KAFKA_BOOTSTRAP = os.environ.get("SANLENS_KAFKA", f"127.0.0.1:{KAFKA_PORT}")
-CLICKHOUSE_URL = os.environ.get("SANLENS_CLICKHOUSE_URL", f"http://127.0.0.1:{CLICKHOUSE_PORT}")
-CLICKHOUSE_USER = os.environ.get("SANLENS_CLICKHOUSE_USER", "default")
-CLICKHOUSE_PASSWORD = os.environ.get("SANLENS_CLICKHOUSE_PASSWORD", "")
+TELEGRAF_HEALTH_PORT = settings.port("TELEGRAF_HEALTH")
+TELEGRAF_LISTENER_PORT = settings.port("TELEGRAF_LISTENER")
+SIMULATOR_PORT = settings.port("SIMULATOR")
+ALERTMANAGER_PORT = settings.port("ALERTMANAGER")
+ALERT_WEBHOOK_PORT = settings.port("ALERT_WEBHOOK")
 DATABASE = "sanlens"
-ALERTMANAGER_URL = os.environ.get("SANLENS_ALERTMANAGER_URL", f"http://127.0.0.1:{ALERTMANAGER_PORT}")
-# where the inbox listens: the loopback in local mode, every interface in a container (docker-compose.yml)
-INBOX_HOST = os.environ.get("SANLENS_INBOX_HOST", "127.0.0.1")
-ALERT_WEBHOOK_URL = os.environ.get("SANLENS_ALERT_WEBHOOK_URL", f"http://127.0.0.1:{ALERT_WEBHOOK_PORT}/alerts")
-INBOX_FILE = RUN / "inbox" / "notifications.jsonl"  # every notification the inbox (slo/inbox.py) received
 
 
 _handed_out: set[int] = set()
@@ -142,7 +129,7 @@ def tool_env() -> dict[str, str]:
             "SANLENS_KAFKA": KAFKA_BOOTSTRAP,
             "SANLENS_CLICKHOUSE_URL": CLICKHOUSE_URL,
             "SANLENS_CLICKHOUSE_HOST": urlsplit(CLICKHOUSE_URL).hostname or "127.0.0.1",
-            "SANLENS_CLICKHOUSE_PORT": str(urlsplit(CLICKHOUSE_URL).port or 8123),
+            "SANLENS_CLICKHOUSE_PORT": str(urlsplit(CLICKHOUSE_URL).port or settings.PORTS["CLICKHOUSE"]),
             "SANLENS_CLICKHOUSE_USER": CLICKHOUSE_USER,
             "SANLENS_CLICKHOUSE_PASSWORD": CLICKHOUSE_PASSWORD,
             "SANLENS_LIB": str(LIB),

@@ -65,10 +65,11 @@ def server(port: int, file: Path, host: str = "127.0.0.1") -> ThreadingHTTPServe
 
 
 def main() -> None:
-    from sanlensctl import config
+    from ingest import settings
 
-    inbox = server(config.ALERT_WEBHOOK_PORT, config.INBOX_FILE, config.INBOX_HOST)
-    print(f"inbox: http://{config.INBOX_HOST}:{config.ALERT_WEBHOOK_PORT}{PATH} -> {config.INBOX_FILE}", flush=True)
+    port = settings.port("ALERT_WEBHOOK")
+    inbox = server(port, settings.INBOX_FILE, settings.INBOX_HOST)
+    print(f"inbox: http://{settings.INBOX_HOST}:{port}{PATH} -> {settings.INBOX_FILE}", flush=True)
     inbox.serve_forever()
 
 

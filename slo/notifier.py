@@ -215,19 +215,19 @@ def _cause_or_error(why, message: dict, deadline: float) -> str:
 
 @functools.cache
 def _clickhouse():
-    from sanlensctl import db
+    from clickhouse.client import connect
 
-    return db.client()  # on first use: the notifier starts without waiting for ClickHouse
+    return connect()  # on first use: the notifier starts without waiting for ClickHouse
 
 
 def main() -> None:
-    from sanlensctl import config
+    from ingest import settings
     from slo import definitions
 
     slos = {slo.name: (slo.per, slo.direction) for slo in definitions.load().slos}
     run(
-        config.KAFKA_BOOTSTRAP,
-        config.ALERTMANAGER_URL,
+        settings.KAFKA_BOOTSTRAP,
+        settings.ALERTMANAGER_URL,
         why=lambda message, deadline: cause(_clickhouse(), message, *slos.get(message["slo"], ("path", "")), deadline),
     )
 

@@ -41,6 +41,8 @@ import chdb
 import lz4.frame
 import zstandard
 
+from ingest import settings
+
 # URL parameters that are part of the HTTP protocol rather than ClickHouse settings.
 TRANSPORT_PARAMS = {
     "query",
@@ -493,7 +495,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--path", required=True, help="database folder (one process may open it)")
     ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=8123)
+    ap.add_argument("--port", type=int, default=settings.port("CLICKHOUSE"))
     ap.add_argument("--user", default=os.environ.get("SANLENS_CLICKHOUSE_USER"))
     ap.add_argument("--password", default=os.environ.get("SANLENS_CLICKHOUSE_PASSWORD"))
     group = ap.add_argument_group("limits", "each default can also be set by $SANLENS_CLICKHOUSE_<NAME>")

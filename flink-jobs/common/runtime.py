@@ -26,7 +26,7 @@ from pathlib import Path
 from pyflink.common import Configuration
 from pyflink.table import EnvironmentSettings, TableEnvironment
 
-from ingest import topics
+from ingest import settings, topics
 
 # The broker's transaction.max.timeout.ms (15 min): a transaction stays open from one checkpoint to the
 # next, and Kafka's producer default (60 s) would abort it on the broker under a slow checkpoint.
@@ -56,8 +56,8 @@ def arguments(description: str, extra: list[tuple[tuple, dict]] = (), parallelis
     ap = argparse.ArgumentParser(description=description)
     for flags, kwargs in extra:
         ap.add_argument(*flags, **kwargs)
-    ap.add_argument("--kafka", default=os.environ.get("SANLENS_KAFKA", "127.0.0.1:9092"))
-    ap.add_argument("--rest-port", type=int, default=int(os.environ.get("SANLENS_FLINK_REST_PORT", 8081)))
+    ap.add_argument("--kafka", default=settings.KAFKA_BOOTSTRAP)
+    ap.add_argument("--rest-port", type=int, default=settings.port("FLINK_REST"))
     ap.add_argument("--parallelism", type=int, default=parallelism, help=f"subtasks per operator ({parallelism})")
     ap.add_argument("--group", help="Kafka consumer group (default: the job's name)")
     ap.add_argument(
@@ -68,7 +68,7 @@ def arguments(description: str, extra: list[tuple[tuple, dict]] = (), parallelis
 
 
 def state_dir(job: str) -> Path:
-    return Path(os.environ.get("SANLENS_RUN", Path.cwd() / ".sanlens" / "run")) / "flink" / job
+    return settings.RUN / "flink" / job
 
 
 def group(args: argparse.Namespace, job: str) -> str:
@@ -125,13 +125,13 @@ def table_env(
         print(f"resuming from {restore}", flush=True)
     tmp = state / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
-    lib = Path(os.environ.get("SANLENS_LIB", ".sanlens/lib"))
-    jars = sorted(lib.glob("flink/*.jar")) + sorted(lib.glob("jobs/*.jar"))  # connectors; the jobs' Java functions
+    # the connectors; the jobs' Java functions
+    jars = sorted(settings.LIB.glob("flink/*.jar")) + sorted(settings.LIB.glob("jobs/*.jar"))
     # No job has a Python function: in local mode PyFlink would otherwise start Beam's loopback worker server in
     # this process, which loads Beam, pandas and pyarrow (150 MB of every job's process, for nothing).
     os.environ.setdefault("_python_worker_execution_mode", "process")
     conf = Configuration()
-    settings = {
+    options = {
         "pipeline.name": f"sanlens-{job}",
         "pipeline.jars": ";".join(p.resolve().as_uri() for p in jars),
         "parallelism.default": str(args.parallelism),
@@ -154,7 +154,7 @@ def table_env(
         "pipeline.object-reuse": "true",
     }
     if not ON_CLUSTER:  # the job's own mini-cluster: its endpoints, memory and files; a cluster has its own
-        settings |= {
+        options |= {
             "rest.address": "127.0.0.1",
             "rest.bind-address": "127.0.0.1",
             "rest.port": str(args.rest_port),
@@ -170,7 +170,7 @@ def table_env(
             "taskmanager.memory.network.min": "32m",
             "taskmanager.memory.network.max": "32m",
         }
-    for key, value in settings.items():
+    for key, value in options.items():
         conf.set_string(key, value)
     if restore:
         conf.set_string("execution.state-recovery.path", restore.resolve().as_uri())

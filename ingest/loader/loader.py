@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import queue
 import signal
 import sys
@@ -28,7 +27,7 @@ import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from clickhouse.client import connect
-from ingest import topics
+from ingest import settings, topics
 from ingest.loader import arrow, rollups
 
 DEFAULT_ROUTES = {
@@ -109,7 +108,6 @@ class Loader:
         )
         self.producer = Producer({"bootstrap.servers": kafka, "linger.ms": 50, "log_level": 3})
         self.loaded = self.dead = 0
-        self.inserts = 0
         # Held by an insert into a table a refresh reads while it runs, and by a refresh while it takes its start
         # time: every row loaded before that time is in the table when the refresh reads it, and every row
         # loaded later is rolled up by the next refresh (its loaded_at is later).
@@ -120,9 +118,6 @@ class Loader:
         self.batches: queue.Queue = queue.Queue(maxsize=1)
         self.inserted: queue.SimpleQueue = queue.SimpleQueue()  # per batch inserted, its offsets to commit
         self.loading_s = 0.0  # seconds the inserts took since the last report
-        self.crash_after = int(
-            os.environ.get("SANLENS_LOADER_FAULT_EXIT_AFTER_INSERTS", 0)
-        )  # fault injection for tests
 
     def _columns(self, table: str) -> list[tuple[str, str]]:
         """The table's (name, type) columns a message may set."""
@@ -256,8 +251,6 @@ class Loader:
         for table, (lines, dead, batch) in by_table.items():
             with self.rollup_reads if table in rollups.READS else nullcontext():
                 self.insert(table, lines, dead, batch)
-        if self.crash_after and self.inserts >= self.crash_after:
-            os._exit(17)  # simulated crash: inserted, offsets not committed
         self.inserted.put(positions)
 
     def commit_inserted(self) -> None:
@@ -320,7 +313,6 @@ class Loader:
                 names = [name for name, _ in self.columns[table]]
                 self.ch.raw_insert(table, names, b"\n".join(lines), settings=INSERT_SETTINGS, fmt="JSONEachRow")
         self.loaded += len(lines)
-        self.inserts += 1
 
     def _isolate(self, table: str, batch, dead: list) -> None:
         """A batch ClickHouse refused: insert message by message and dead-letter the ones it refuses."""
@@ -337,8 +329,8 @@ class Loader:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kafka", default=os.environ.get("SANLENS_KAFKA", "127.0.0.1:9092"))
-    ap.add_argument("--clickhouse", default=os.environ.get("SANLENS_CLICKHOUSE_URL", "http://127.0.0.1:8123"))
+    ap.add_argument("--kafka", default=settings.KAFKA_BOOTSTRAP)
+    ap.add_argument("--clickhouse", default=settings.CLICKHOUSE_URL)
     ap.add_argument(
         "--route",
         action="append",

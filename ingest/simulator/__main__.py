@@ -8,11 +8,11 @@ python -m ingest.simulator --scenario F --pollers FILE --port 8095    (Telegraf 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
+from ingest import settings
 from ingest.telegraf import pollers
 
 from . import scenario as scenario_file
@@ -37,13 +37,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--speed", type=float, default=1.0, help="simulated seconds per wall-clock second")
     ap.add_argument("--duration", type=float, help="simulated seconds (default: the scenario's duration_s)")
     ap.add_argument("--hours", type=float, help="backfill span in hours (same as --duration 3600*H)")
-    ap.add_argument("--truth", type=Path, default=Path(os.environ.get("SANLENS_RUN", ".sanlens/run")) / "simulator")
-    ap.add_argument("--kafka", default=os.environ.get("SANLENS_KAFKA", "127.0.0.1:9092"))
-    ap.add_argument("--telegraf", default=f"127.0.0.1:{os.environ.get('SANLENS_TELEGRAF_LISTENER_PORT', 8094)}")
+    ap.add_argument("--truth", type=Path, default=settings.RUN / "simulator")
+    ap.add_argument("--kafka", default=settings.KAFKA_BOOTSTRAP)
+    ap.add_argument("--telegraf", default=f"127.0.0.1:{settings.port('TELEGRAF_LISTENER')}")
     ap.add_argument(
         "--port",
         type=int,
-        default=int(os.environ.get("SANLENS_SIMULATOR_PORT", 8095)),
+        default=settings.port("SIMULATOR"),
         help="port of the arrays' and switches' endpoints",
     )
     ap.add_argument("--pollers", type=Path, help="write the Telegraf poller config for this fleet and exit")

@@ -1,0 +1,49 @@
+"""The stack's settings, each read once from the environment with its one default: where the stack's folders are,
+which ports its services use, and how to reach Kafka, ClickHouse and Alertmanager. Every process reads them here
+(the Flink jobs, the loader, the simulator, the notifier and the inbox, the ClickHouse client) and the command line
+(sanlensctl/config.py) builds on them. Standard library only: nothing a data-path process does not already have.
+
+    SANLENS_STATE   the installed tools and the run folder (.sanlens beside this checkout)
+    SANLENS_RUN     the running stack's pid files, data folders, logs (SANLENS_STATE/run)
+    SANLENS_LIB     jars: the connectors and the jobs' Java functions (SANLENS_STATE/lib)
+    SANLENS_<NAME>_PORT for each name of PORTS; SANLENS_KAFKA, SANLENS_CLICKHOUSE_URL (with _USER, _PASSWORD),
+    SANLENS_ALERTMANAGER_URL, SANLENS_ALERT_WEBHOOK_URL, SANLENS_INBOX_HOST
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STATE = Path(os.environ.get("SANLENS_STATE", ROOT / ".sanlens"))
+RUN = Path(os.environ.get("SANLENS_RUN", STATE / "run"))
+LIB = Path(os.environ.get("SANLENS_LIB", STATE / "lib"))
+
+# Each service's port on the local stack (SANLENS_<NAME>_PORT overrides one).
+PORTS = {
+    "KAFKA": 9092,
+    "KAFKA_CONTROLLER": 9193,
+    "CLICKHOUSE": 8123,
+    "FLINK_REST": 8081,  # the first Flink job's REST API; job i serves on FLINK_REST + i
+    "TELEGRAF_HEALTH": 8086,
+    "TELEGRAF_LISTENER": 8094,
+    "SIMULATOR": 8095,
+    "ALERTMANAGER": 9093,
+    "ALERT_WEBHOOK": 9097,  # the inbox: the receiver of Alertmanager's notifications
+}
+
+
+def port(name: str) -> int:
+    return int(os.environ.get(f"SANLENS_{name}_PORT", PORTS[name]))
+
+
+KAFKA_BOOTSTRAP = os.environ.get("SANLENS_KAFKA", f"127.0.0.1:{port('KAFKA')}")
+CLICKHOUSE_URL = os.environ.get("SANLENS_CLICKHOUSE_URL", f"http://127.0.0.1:{port('CLICKHOUSE')}")
+CLICKHOUSE_USER = os.environ.get("SANLENS_CLICKHOUSE_USER", "default")
+CLICKHOUSE_PASSWORD = os.environ.get("SANLENS_CLICKHOUSE_PASSWORD", "")
+ALERTMANAGER_URL = os.environ.get("SANLENS_ALERTMANAGER_URL", f"http://127.0.0.1:{port('ALERTMANAGER')}")
+# where the inbox listens: the loopback in local mode, every interface in a container (docker-compose.yml)
+INBOX_HOST = os.environ.get("SANLENS_INBOX_HOST", "127.0.0.1")
+ALERT_WEBHOOK_URL = os.environ.get("SANLENS_ALERT_WEBHOOK_URL", f"http://127.0.0.1:{port('ALERT_WEBHOOK')}/alerts")
+INBOX_FILE = RUN / "inbox" / "notifications.jsonl"  # every notification the inbox (slo/inbox.py) received
