@@ -15,15 +15,21 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from ingest.loader import loader
 from sanlensctl import config
+from tests import crashing_loader
 from tests.support import ROOT, wait_until
 
 N = 20_000
 
 
-def run_loader(topic: str, table: str, group: str, extra_env: dict | None = None, wait: bool = True):
+def run_loader(topic: str, table: str, group: str, crash_after_inserts: int = 0):
+    """The loader on one route; with `crash_after_inserts`, through tests/crashing_loader.py, which kills it
+    right after that many inserts, before their offsets are committed."""
+    program = [str(ROOT / "ingest" / "loader" / "loader.py")]
+    if crash_after_inserts:
+        program = [crashing_loader.__file__, str(crash_after_inserts)]
     argv = [
         sys.executable,
-        str(ROOT / "ingest" / "loader" / "loader.py"),
+        *program,
         "--route",
         f"{topic}={table}",
         "--group",
@@ -35,7 +41,7 @@ def run_loader(topic: str, table: str, group: str, extra_env: dict | None = None
     ]
     return subprocess.Popen(
         argv,
-        env={**config.tool_env(), **(extra_env or {})},
+        env=config.tool_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -54,8 +60,8 @@ def test_crash_between_insert_and_commit_then_restart_gives_the_exact_row_count(
         producer.produce(topic, json.dumps({"id": i, "host": f"h{i % 7}"}).encode(), key=str(i % 7).encode())
     producer.flush(60)
     try:
-        crashed = run_loader(topic, table, group, {"SANLENS_LOADER_FAULT_EXIT_AFTER_INSERTS": "2"})
-        assert crashed.wait(120) == 17, crashed.stdout.read()
+        crashed = run_loader(topic, table, group, crash_after_inserts=2)
+        assert crashed.wait(120) == crashing_loader.CRASH_STATUS, crashed.stdout.read()
         after_crash = ch.command(f"SELECT count() FROM {table}")
         assert 0 < after_crash < N  # two batches inserted, their offsets never committed
 
