@@ -14,7 +14,7 @@ from pathlib import Path
 
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 
-from grafana import install_base_service_times, slo_alert_rules, slos, where_the_latency_is
+from grafana import install_base_service_times, load_and_latency, slo_alert_rules, slos, where_the_latency_is
 
 HERE = Path(__file__).resolve().parent
 
@@ -22,6 +22,7 @@ DASHBOARDS = {
     "install-base-service-times.json": install_base_service_times,
     "where-the-latency-is.json": where_the_latency_is,
     "slos.json": slos,
+    "load-and-latency.json": load_and_latency,
 }
 
 

@@ -1,6 +1,7 @@
 """The "Install base service times" dashboard: the fleet's service-time histogram per cohort (array model and
-firmware: models never pooled), the cohorts' share of fast I/Os weighted by I/O and by array with the arrays
-behind each (the Express Writes figure), percentiles over time, and drill-down from fleet to array to volume.
+firmware: models never pooled), the cohorts' share of I/Os in the bucket of 0.0625 to 0.125 ms (the Express Writes
+study's bar) and within 0.125 ms, weighted by I/O and by array with the arrays behind each, percentiles over time,
+the upgrade effect per array, and drill-down from fleet to array to volume.
 Every query reads the service-time rollups, at the coarsest level the selection allows (fleet, array,
 volume: clickhouse/migrations/0005, 0007, 0011), and takes percentiles from merged histograms with
 serviceTimeQuantile (clickhouse/migrations/0006)."""
@@ -17,7 +18,7 @@ from grafana_foundation_sdk.models.dashboard import (
 )
 
 from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query, cascading_variable, datasource_variable
-from sanlensctl.queries import cohorts
+from sanlensctl.queries import cohorts, upgrade_effect
 
 UID = "sanlens-install-base"
 TITLE = "Install base service times"
@@ -137,24 +138,28 @@ ORDER BY bucket, cohort"""
 
 def cohort_table() -> table.Panel:
     shares = {
-        "share_fast": "I/O-weighted",
-        "share_fast_array_mean": "array-weighted",
-        "share_fast_array_min": "lowest array",
-        "share_fast_array_p25": "first quartile",
-        "share_fast_array_median": "median array",
-        "share_fast_array_p75": "third quartile",
-        "share_fast_array_max": "highest array",
+        "share_0_0625_to_0_125_ms": "in 0.0625-0.125 ms, I/O-weighted",
+        "share_0_0625_to_0_125_ms_array_mean": "in 0.0625-0.125 ms, array-weighted",
+        "share_within_0_125_ms": "within 0.125 ms, I/O-weighted",
+        "share_within_0_125_ms_array_mean": "within 0.125 ms, array-weighted",
+        "share_within_0_125_ms_array_min": "within 0.125 ms, lowest array",
+        "share_within_0_125_ms_array_p25": "within 0.125 ms, first quartile",
+        "share_within_0_125_ms_array_median": "within 0.125 ms, median array",
+        "share_within_0_125_ms_array_p75": "within 0.125 ms, third quartile",
+        "share_within_0_125_ms_array_max": "within 0.125 ms, highest array",
         "busiest_array_ios_share": "busiest array's part of the I/Os",
     }
     panel = (
         table.Panel()
         .id(6)
-        .title("Cohorts: share of I/Os <= 0.125 ms, weighted by I/O and by array")
+        .title("Cohorts: share of I/Os in 0.0625-0.125 ms and within 0.125 ms, weighted by I/O and by array")
         .description(
             "Per cohort (array model and firmware) of the selection: the arrays behind it, its I/Os, the share of "
-            "I/Os at or under 0.125 ms (buckets 0 to 4) with the cohort's I/Os pooled (I/O-weighted: an array "
-            "carrying most of them drags it), the mean of the arrays' own shares (array-weighted) and their spread, "
-            "and the busiest array. The report's cohort figures, from the same query (sanlensctl/queries/cohorts.py)."
+            "I/Os in the bucket of 0.0625 to 0.125 ms (bucket 4 alone: the Express Writes study's bar, about 10% of "
+            "writes before and 40% after) and the share within 0.125 ms (buckets 0 to 4, cumulative), each with the "
+            "cohort's I/Os pooled (I/O-weighted: an array carrying most of them drags it) and as the mean of the "
+            "arrays' own shares (array-weighted), the spread of the arrays' shares within 0.125 ms, and the busiest "
+            "array. The report's cohort figures, from the same query (sanlensctl/queries/cohorts.py)."
         )
         .datasource(DATASOURCE)
         .with_target(Query(cohorts.figures(by_level(cohorts.COLUMNS, [ARRAYS, VOLUMES])), TABLE))
@@ -227,7 +232,8 @@ def top_table(panel_id: int, entity: str, columns: str, levels: list[Level], tit
     sql = f"""
 SELECT {columns},
     serviceTimeQuantile(histogram.1, histogram.2, 0.99) AS p99_ms,
-    arraySum(arrayFilter((c, b) -> b <= 4, histogram.2, histogram.1)) / arraySum(histogram.2) AS share_fast,
+    histogram.2[indexOf(histogram.1, 4)] / arraySum(histogram.2) AS share_0_0625_to_0_125_ms,
+    arraySum(arrayFilter((c, b) -> b <= 4, histogram.2, histogram.1)) / arraySum(histogram.2) AS share_within_0_125_ms,
     arraySum(histogram.2) AS ios
 FROM (
     SELECT {columns}, sumMap([bucket], [ios]) AS histogram
@@ -247,7 +253,7 @@ LIMIT 50"""
             }
         ],
     )
-    return (
+    panel = (
         table.Panel()
         .id(panel_id)
         .title(title)
@@ -259,13 +265,42 @@ LIMIT 50"""
         .span(12)
         .override_by_name(entity, [drill])
         .override_by_name("p99_ms", [DynamicConfigValue(id_val="unit", value="ms")])
-        .override_by_name(
-            "share_fast",
+    )
+    for share in upgrade_effect.SHARES:
+        panel = panel.override_by_name(
+            share,
             [
                 DynamicConfigValue(id_val="unit", value="percentunit"),
-                DynamicConfigValue(id_val="displayName", value="share <= 0.125 ms"),
+                DynamicConfigValue(id_val="displayName", value=upgrade_effect.FIGURES[share].label),
             ],
         )
+    return panel
+
+
+UPGRADE_SELECTION = selection(("customer", "site", "array_model", "array"), source="")
+
+
+def upgrade_effects() -> table.Panel:
+    sql = upgrade_effect.per_array(f"$__timeFilter(changed_at) AND {UPGRADE_SELECTION}")
+    return (
+        table.Panel()
+        .id(7)
+        .title("Upgrade effect per array: each figure before and after, with 95% intervals")
+        .description(
+            "Each firmware change of a selected array in the time range: per figure (metric) its value over the "
+            "matched periods before and after the change, the change and the ratio after/before, each with its 95% "
+            "bootstrap interval over the periods (sanlens_marts.upgrade_effect_by_array; the report's table, from "
+            "the same query, sanlensctl/queries/upgrade_effect.py). The two shares of the Express Writes study: "
+            'share_0_0625_to_0_125_ms is bucket 4 alone (its bar: about 10% to nearly 40%, the "3X"), '
+            "share_within_0_125_ms buckets 0 to 4; the _ms figures are the mean, p50 and p99 of the merged "
+            "histogram and the largest minute's mean (the study's spikes under 1 ms)."
+        )
+        .datasource(DATASOURCE)
+        .with_target(Query(sql, TABLE))
+        .unit("none")
+        .decimals(3)
+        .height(10)
+        .span(24)
     )
 
 
@@ -276,7 +311,8 @@ def build() -> dashboard.Dashboard:
         .tags(["sanlens", "service time", "install base"])
         .description(
             "Service-time histograms of the install base per array model and firmware, the cohorts' share of "
-            "fast I/Os weighted by I/O and by array, percentiles, and drill-down from fleet to array to volume."
+            "I/Os in 0.0625-0.125 ms and within 0.125 ms weighted by I/O and by array, percentiles, the upgrade "
+            "effect per array, and drill-down from fleet to array to volume."
         )
         .time("now-24h", "now")
         .refresh("1m")
@@ -306,5 +342,7 @@ def build() -> dashboard.Dashboard:
             )
         )
         .with_panel(top_table(5, "volume", "array, volume", [VOLUMES], "Volumes by p99 service time"))
+        .with_row(dashboard.Row("Upgrades").id(102))
+        .with_panel(upgrade_effects())
     )
     return board

@@ -373,7 +373,7 @@ def _span(run) -> dict:
 
 
 def _install_base_summary(client, run, truth_dir) -> None:
-    """This run's arrays over this run's span: the share of I/Os in bucket 4 (<= 0.125 ms) per array model and
+    """This run's arrays over this run's span: the share of I/Os in bucket 4 (0.0625-0.125 ms) per array model and
     firmware (a hybrid model's service times are its media's: never pooled with all-flash ones) against the
     simulator's own histograms, and the upgrade effect on this run's arrays."""
     truth = [json.loads(line) for line in (truth_dir / "histograms.jsonl").read_text().splitlines()]
@@ -408,14 +408,19 @@ def _install_base_summary(client, run, truth_dir) -> None:
     )
     effect = client.query(
         """
-        SELECT array_model, from_firmware, to_firmware, direction, count() AS arrays,
+        SELECT array_model, from_firmware, to_firmware, direction, uniqExact(array, changed_at) AS arrays,
                concat(toString(min(matched_periods)),
                       if(min(matched_periods) < max(matched_periods), concat('-', toString(max(matched_periods))), ''),
                       ' ', arrayStringConcat(arraySort(groupUniqArray(period)), '/'), 's') AS each_way,
-               round(100 * avg(share_fast_delta), 2) AS share_fast_delta_pts,
-               round(100 * min(share_fast_delta), 2) AS min_pts, round(100 * max(share_fast_delta), 2) AS max_pts,
-               countIf(share_fast_delta_ci_low > 0 OR share_fast_delta_ci_high < 0) AS arrays_ci_excl_0,
-               round(avg(p99_ms_delta), 3) AS p99_ms_delta
+               round(100 * avgIf(before, metric = 'share_0_0625_to_0_125_ms'), 1) AS pct_bucket4_before,
+               round(100 * avgIf(after, metric = 'share_0_0625_to_0_125_ms'), 1) AS pct_bucket4_after,
+               round(100 * avgIf(before, metric = 'share_within_0_125_ms'), 1) AS pct_within_0_125_before,
+               round(100 * avgIf(after, metric = 'share_within_0_125_ms'), 1) AS pct_within_0_125_after,
+               countIf(metric = 'share_within_0_125_ms' AND (delta_ci_low > 0 OR delta_ci_high < 0))
+                   AS arrays_ci_excl_0,
+               round(avgIf(before, metric = 'mean_ms'), 3) AS mean_ms_before,
+               round(avgIf(after, metric = 'mean_ms'), 3) AS mean_ms_after,
+               round(avgIf(delta, metric = 'p99_ms'), 3) AS p99_ms_delta
         FROM sanlens_marts.upgrade_effect_by_array
         WHERE array IN {arrays:Array(String)} AND changed_at BETWEEN {a:DateTime64(3)} AND {b:DateTime64(3)}
         GROUP BY array_model, from_firmware, to_firmware, direction
@@ -425,8 +430,9 @@ def _install_base_summary(client, run, truth_dir) -> None:
     if effect.result_rows:
         print(
             "\nUpgrade effect on this run's arrays (after - before over matched periods each way: whole hours where "
-            "the data holds 6 on each side, else minutes; share of I/Os <= 0.125 ms in points, the arrays whose own "
-            "95% interval excludes zero, p99 in ms). Per array with its interval: "
+            "the data holds 6 on each side, else minutes; the share of I/Os in bucket 4, 0.0625-0.125 ms, and within "
+            "0.125 ms in %, the arrays whose own 95% interval of the change within 0.125 ms excludes zero, the mean "
+            "service time and the change of p99 in ms). Per array with its intervals: "
             "sanlens_marts.upgrade_effect_by_array; across the fleet: sanlens_marts.upgrade_effect"
         )
         cli.print_rows(effect.column_names, effect.result_rows)

@@ -88,7 +88,7 @@ def test_bucket_bounds_agree_in_python_clickhouse_and_the_seed_figure(clickhouse
     assert [float(v) for v in lower] == [buckets.lower_ms(n) for n in range(buckets.COUNT)]
     for n, seed in SEED_UPPER_MS.items():
         assert buckets.upper_ms(n) == pytest.approx(seed, rel=0.01), n
-    assert buckets.label(buckets.FAST) == "<= 0.125 ms"
+    assert buckets.label(buckets.BUCKET_0_125_MS) == "<= 0.125 ms"
 
 
 def test_flink_places_service_times_in_the_same_buckets_as_python(clickhouse_sql):

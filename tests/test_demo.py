@@ -94,8 +94,9 @@ def test_the_default_demo_shows_the_upgrade_effect_with_its_interval(two_runs, c
     change, with a 95% bootstrap interval over them (upgrade_effect_by_array.yml), and the demo prints it; the
     fleet's effect per upgrade path has its interval across the two arrays."""
     rows = ch.query(
-        "SELECT array, direction, period, matched_periods, share_fast_delta, share_fast_delta_ci_low, "
-        "share_fast_delta_ci_high FROM sanlens_marts.upgrade_effect_by_array WHERE array IN {a:Array(String)}",
+        "SELECT array, direction, period, matched_periods, delta, delta_ci_low, delta_ci_high "
+        "FROM sanlens_marts.upgrade_effect_by_array WHERE array IN {a:Array(String)} "
+        "AND metric = 'share_within_0_125_ms'",
         parameters={"a": UPGRADED},
     ).result_rows
     assert sorted((a, d) for a, d, *_ in rows) == [(a, d) for a in UPGRADED for d in ("read", "write")]
@@ -105,7 +106,7 @@ def test_the_default_demo_shows_the_upgrade_effect_with_its_interval(two_runs, c
     assert writes["acme-af1"][0] > 0.2  # Express Writes on the array well below its capacity
     fleet = ch.query(
         "SELECT direction, arrays, ci_low, ci_high FROM sanlens_marts.upgrade_effect "
-        "WHERE array_model = 'AF8000' AND metric = 'share_fast'"
+        "WHERE array_model = 'AF8000' AND metric = 'share_within_0_125_ms'"
     ).result_rows
     assert sorted(d for d, *_ in fleet) == ["read", "write"]
     assert all(n >= len(UPGRADED) and low < high for _, n, low, high in fleet), fleet  # other tests' AF8000s too

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from flink_jobs.breakdown.tables import PARTS
-from sanlensctl.queries import cohorts
+from sanlensctl.queries import cohorts, upgrade_effect
 from sanlensctl.slos import percent
 from slo import definitions as slo_definitions
 from slo.definitions import WINDOWS
@@ -184,6 +184,7 @@ def test_install_base_dashboard_shows_the_firmware_cohorts_and_the_volumes():
     titles = [p["title"] for p in panels(INSTALL_BASE)]
     assert any("by array model and firmware" in t for t in titles) and any("Volumes" in t for t in titles), titles
     assert any(t.startswith("Cohorts:") for t in titles), titles
+    assert any(t.startswith("Upgrade effect per array") for t in titles), titles
 
 
 def run_panel(ch, rollout, sql: str, **selection) -> list[dict]:
@@ -286,11 +287,24 @@ def check_shape(panel: dict, rows: list[dict]) -> None:
     elif panel["title"].startswith("Cohorts:"):  # per model and firmware: its arrays, shares between 0 and 1
         for r in rows:
             assert r["arrays"] >= 1 and r["ios"] > 0 and 0 < r["busiest_array_ios_share"] <= 1
-            assert r["share_fast_array_min"] <= r["share_fast_array_median"] <= r["share_fast_array_max"] <= 1
-            assert r["share_fast_array_min"] <= r["share_fast"] <= r["share_fast_array_max"]
+            low, high = r["share_within_0_125_ms_array_min"], r["share_within_0_125_ms_array_max"]
+            assert low <= r["share_within_0_125_ms_array_median"] <= high <= 1
+            assert low <= r["share_within_0_125_ms"] <= high
+            assert 0 <= r["share_0_0625_to_0_125_ms"] <= r["share_within_0_125_ms"]  # bucket 4 is within 0.125 ms
+            assert 0 <= r["share_0_0625_to_0_125_ms_array_mean"] <= r["share_within_0_125_ms_array_mean"]
+    elif panel["title"].startswith("Upgrade effect"):  # per array change and figure: before and after in intervals
+        assert [c for c in rows[0] if c in upgrade_effect.PER_ARRAY_COLUMNS] == list(rows[0])
+        assert {r["metric"] for r in rows} == set(upgrade_effect.FIGURES)
+        for r in rows:
+            for side in ("before", "after", "delta", "ratio"):
+                assert r[f"{side}_ci_low"] <= r[side] <= r[f"{side}_ci_high"], (side, r)
+            if r["metric"] == "share_0_0625_to_0_125_ms" and r["direction"] == "write":  # Express Writes
+                assert r["before"] < 0.15 and r["after"] > 0.35 and r["ratio_ci_low"] > 3, r
     elif panel["type"] == "table":  # the drill-down column, and the p99 the rows are sorted by
         link = panel["fieldConfig"]["overrides"][0]
         assert link["matcher"]["options"] in rows[0] and "p99_ms" in rows[0]
+        for r in rows:  # each share under its own name: bucket 4 alone is part of within 0.125 ms
+            assert 0 <= r["share_0_0625_to_0_125_ms"] <= r["share_within_0_125_ms"] <= 1
         p99 = [r["p99_ms"] for r in rows]
         assert p99 == sorted(p99, reverse=True)
     else:

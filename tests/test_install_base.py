@@ -14,7 +14,10 @@ import numpy as np
 import pytest
 
 from ingest import buckets
+from ingest.buckets import BUCKET_0_125_MS
+from ingest.simulator import scenario as scenario_file
 from sanlensctl.queries import cohorts
+from tests.express_writes import assert_express_writes_effect
 from tests.support import wait_until
 
 
@@ -81,30 +84,39 @@ def test_install_base_histogram_reproduces_the_planted_express_writes_shift(roll
 
 def test_upgrade_effect_shows_faster_writes_with_a_confidence_interval(rollout, ch):
     effect = {
-        (d, m): (n, lo, hi)
-        for d, m, n, lo, hi in ch.query(
-            "SELECT direction, metric, arrays, ci_low, ci_high FROM sanlens_marts.upgrade_effect "
-            "WHERE array_model = {m:String}",
-            parameters={"m": rollout.model},
-        ).result_rows
+        (r["direction"], r["metric"]): r
+        for r in ch.query(
+            "SELECT * FROM sanlens_marts.upgrade_effect WHERE array_model = {m:String}", parameters={"m": rollout.model}
+        ).named_results()
     }
-    n, low, high = effect[("write", "share_fast")]
-    assert n == 6 and 0.25 <= low <= high <= 0.36  # Express Writes: about +30 points per array
-    n, low, high = effect[("write", "p99_ms")]
-    assert high < 0  # and a lower p99
+    writes = effect[("write", "share_0_0625_to_0_125_ms")]
+    assert writes["arrays"] == 6 and 0.25 <= writes["ci_low"] <= writes["ci_high"] <= 0.33  # +28 points per array
+    assert 3.3 <= writes["ratio_ci_low"] <= writes["ratio"] <= writes["ratio_ci_high"] <= 4.1  # the study's "3X"
+    assert effect[("write", "p99_ms")]["ci_high"] < 0  # and a lower p99
+    for figure in ("mean_before", "mean_after", "ratio"):
+        r = effect[("write", "mean_ms")]
+        assert r[f"{figure}_ci_low"] <= r[figure] <= r[f"{figure}_ci_high"], (figure, r)
     # each array on its own: an hour of data each way at most, so its periods are minutes, 60 each way
     arrays = ch.query(
-        "SELECT direction, period, matched_periods, share_fast_delta, share_fast_delta_ci_low, "
-        "share_fast_delta_ci_high FROM sanlens_marts.upgrade_effect_by_array WHERE array_model = {m:String}",
+        "SELECT direction, metric, period, matched_periods, delta, delta_ci_low, delta_ci_high "
+        "FROM sanlens_marts.upgrade_effect_by_array WHERE array_model = {m:String}",
         parameters={"m": rollout.model},
     ).result_rows
-    assert len(arrays) == 2 * 6 and {(period, n) for _, period, n, *_ in arrays} == {("minute", 60)}
-    for direction, _, _, delta, low, high in arrays:
-        assert low < delta < high
-        if direction == "write":
+    assert len(arrays) == 2 * 6 * 6 and {(period, n) for _, _, period, n, *_ in arrays} == {("minute", 60)}
+    for direction, metric, _, _, delta, low, high in arrays:
+        assert low <= delta <= high, (direction, metric)
+        if metric == "share_within_0_125_ms" and direction == "write":
             assert low >= 0.25  # Express Writes on every array
-        else:
+        elif metric.startswith("share_") and direction == "read":
             assert abs(delta) < 0.02  # reads unchanged
+
+
+def test_upgrade_effect_gives_the_express_writes_figures_the_simulator_planted(rollout, ch):
+    """Bucket 4 alone and within 0.125 ms, each under its own name with its ratio, and the mean write service time
+    before and after within 5 % of the simulator's, with intervals (tests/express_writes.py)."""
+    s = scenario_file.load(rollout.folder / "rollout.yaml")
+    host_array = {name: host.array for name, host in s.hosts.items()}
+    assert_express_writes_effect(ch, rollout.folder / "truth", host_array, rollout.truth)
 
 
 def interpolated(counts, q: float) -> float:
@@ -143,30 +155,34 @@ def test_percentiles_come_from_the_merged_histograms(rollout, ch):
 
 
 def truth_cohorts(truth, key) -> dict[tuple, dict[str, np.ndarray]]:
-    """Per cohort `key(t)` of the simulator's own histograms: each array's fast I/Os (buckets 0..4) and I/Os."""
-    found = defaultdict(lambda: defaultdict(lambda: np.zeros(2, dtype=np.int64)))
+    """Per cohort `key(t)` of the simulator's own histograms: each array's I/Os in bucket 4 (0.0625 to 0.125 ms),
+    within 0.125 ms (buckets 0..4) and in all."""
+    found = defaultdict(lambda: defaultdict(lambda: np.zeros(3, dtype=np.int64)))
     for t in truth:
-        found[key(t)][t["array"]] += (sum(t["counts"][: cohorts.FAST_BUCKET + 1]), sum(t["counts"]))
+        counts = t["counts"]
+        found[key(t)][t["array"]] += (counts[BUCKET_0_125_MS], sum(counts[: BUCKET_0_125_MS + 1]), sum(counts))
     return found
 
 
 def assert_cohort(got: dict, arrays: dict[str, np.ndarray], ios_rel: float = 1e-9, share_abs: float = 1e-9) -> None:
     """The cohort's figures as the simulator's per-array counts give them (I/Os within ios_rel, shares within
     share_abs)."""
-    fast, ios = np.array(list(arrays.values())).T
-    shares = fast / ios
-    busiest = max(arrays, key=lambda a: arrays[a][1])
+    in_bucket, within, ios = np.array(list(arrays.values())).T
+    shares = within / ios
+    busiest = max(arrays, key=lambda a: arrays[a][2])
     assert got["arrays"] == len(arrays) and got["busiest_array"] == busiest, (got, arrays)
     assert got["ios"] == pytest.approx(ios.sum(), rel=ios_rel)
     want = {
-        "share_fast": fast.sum() / ios.sum(),
-        "share_fast_array_mean": shares.mean(),
-        "share_fast_array_min": shares.min(),
-        "share_fast_array_p25": np.quantile(shares, 0.25),
-        "share_fast_array_median": np.quantile(shares, 0.5),
-        "share_fast_array_p75": np.quantile(shares, 0.75),
-        "share_fast_array_max": shares.max(),
-        "busiest_array_ios_share": arrays[busiest][1] / ios.sum(),
+        "share_0_0625_to_0_125_ms": in_bucket.sum() / ios.sum(),
+        "share_0_0625_to_0_125_ms_array_mean": (in_bucket / ios).mean(),
+        "share_within_0_125_ms": within.sum() / ios.sum(),
+        "share_within_0_125_ms_array_mean": shares.mean(),
+        "share_within_0_125_ms_array_min": shares.min(),
+        "share_within_0_125_ms_array_p25": np.quantile(shares, 0.25),
+        "share_within_0_125_ms_array_median": np.quantile(shares, 0.5),
+        "share_within_0_125_ms_array_p75": np.quantile(shares, 0.75),
+        "share_within_0_125_ms_array_max": shares.max(),
+        "busiest_array_ios_share": arrays[busiest][2] / ios.sum(),
     }
     for column, value in want.items():
         assert got[column] == pytest.approx(value, abs=share_abs), (column, got, arrays)
@@ -224,5 +240,5 @@ def test_cohorts_keep_models_apart_and_show_the_array_that_carries_one(demo_play
             assert_cohort(got[key], cohort, ios_rel=0.02, share_abs=0.002)
     writes = got[("AF8000", "3.2.1", "write")]
     assert writes["busiest_array"].endswith("-af2") and writes["busiest_array_ios_share"] > 0.6
-    assert writes["share_fast_array_min"] < 0.06 and writes["share_fast_array_max"] > 0.4  # af2, then af1
-    assert writes["share_fast"] < writes["share_fast_array_mean"] - 0.05
+    assert writes["share_within_0_125_ms_array_min"] < 0.06 and writes["share_within_0_125_ms_array_max"] > 0.4
+    assert writes["share_within_0_125_ms"] < writes["share_within_0_125_ms_array_mean"] - 0.05

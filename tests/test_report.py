@@ -74,7 +74,10 @@ def test_report_renders_in_headless_chromium(rollout, breakdown_played, demo_pla
     names = [p.stem for p in pngs]
     tiering = [n for n in names if n.startswith("tier-")]
     latency_slos = [n for n in names if n.startswith("slo-")]
-    assert len(pngs) == 7 + len(tiering) + len(latency_slos) and all(not_blank(p) for p in pngs)
+    # the install base's 6 (histograms of writes and reads, cohorts, the upgrade effect on each share, top volumes),
+    # 2 hosts' breakdowns, 2 load curves (arrays, hosts)
+    assert len(pngs) == 10 + len(tiering) + len(latency_slos) and all(not_blank(p) for p in pngs)
+    assert {"load-curves", "load-curves-hosts"} <= set(names)
     assert {"slo-flash-reads", "slo-flash-writes"} <= set(latency_slos)
     assert len([n for n in names if n.startswith("breakdown-")]) == 2
     assert {f"tier-share-{episode['array']}-{episode['volume']}", "tier-migration-effects"} <= set(tiering)

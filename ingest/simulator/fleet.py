@@ -159,9 +159,17 @@ class Fleet:
             offered[host.name] = self._offered(host, rel)
             array_load[host.array] += sum(w.iops for w in offered[host.name])
         for host in self.s.hosts.values():
-            self._host_interval(host, offered[host.name], array_load[host.array], rel, dt)
+            loads = self._served(offered[host.name], self.s.arrays[host.array].capacity_iops, array_load[host.array])
+            self._host_interval(host, loads, array_load[host.array], rel, dt)
         self.t += dt
         return self.t
+
+    @staticmethod
+    def _served(loads: list[Workload], capacity_iops: float, offered_iops: float) -> list[Workload]:
+        """An array saturates: past its capacity it serves each workload its part of the capacity, no more."""
+        if offered_iops <= capacity_iops:
+            return loads
+        return [Workload(w.kind, w.iops * capacity_iops / offered_iops) for w in loads]
 
     def _host_interval(self, host: Host, loads: list[Workload], array_iops: float, rel: float, dt: float) -> None:
         array = self.s.arrays[host.array]

@@ -74,10 +74,25 @@ def service_time(media: str, firmware: str, direction: str, tier0_io_share: floa
     return mix.scaled(load_factor(utilisation))
 
 
+SATURATION_ONSET = 0.95  # the utilisation past which the curve below would reach infinity: it goes on linearly
+
+
 def load_factor(utilisation: float) -> float:
-    """Service times stretch as the array approaches its IOPS capacity: the consolidation knee."""
-    u = min(max(utilisation, 0.0), 0.95)
-    return 1.0 + u**4 / (1.0 - u)
+    """Service times stretch as the array approaches its IOPS capacity: the consolidation knee. Past capacity the
+    array serves no more (Fleet.step caps its IOPS); the hosts' outstanding I/Os still grow with the load they
+    offer, so by Little's law the service time grows in proportion to it."""
+    u = max(utilisation, 0.0)
+    if u <= SATURATION_ONSET:
+        return 1.0 + u**4 / (1.0 - u)
+    return load_factor(SATURATION_ONSET) * u / SATURATION_ONSET
+
+
+def knee_utilisation() -> float:
+    """Where the service time bends: the utilisation at which a 1 % rise in load costs 1 % more service time
+    (elasticity 1), which is where throughput over service time (Kleinrock's power) peaks: the knee capacity of
+    docs/domain.md ("Load curves")."""
+    grid = np.linspace(0.01, SATURATION_ONSET, 9401)
+    return float(grid[np.argmax(grid / np.array([load_factor(u) for u in grid]))])
 
 
 def fabric_us(hops: int, distance_km: float, slow_drain_us: float) -> float:

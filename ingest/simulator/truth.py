@@ -3,6 +3,7 @@ the pipeline's findings against. Written as JSON Lines under the run's truth fol
 
     scenario.json     name, start/end (epoch s), interval, fleet size
     events.jsonl      one line per planted event: type, component, contributor, start, end, magnitude, affected
+                      (a workload_added's magnitude: where its array's load curve bends and where it saturates)
     hosts.jsonl       per interval and host: IOPS, host latency and its contributors (us)
     volume_histograms.jsonl  (scenarios with `volume_truth: true`) per interval and volume: I/Os per bucket and
                       direction, and what its host measures beyond the volume's service time (us)
@@ -15,9 +16,11 @@ the pipeline's findings against. Written as JSON Lines under the run's truth fol
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from pathlib import Path
 
+from . import latency
 from .fleet import TIERING_BATCH_GAIN, Fleet
 
 CONTRIBUTOR = {
@@ -152,6 +155,28 @@ class Truth:
                 )
         (self.folder / "records.json").write_text(json.dumps(dict(sorted(self.records.items())), indent=1))
 
+    def _load_curve(self, e: dict) -> dict:
+        """Where the array's load curve bends and where it saturates, in IOPS offered and in workloads added (the
+        first that takes the offered load there; None if the event never does)."""
+        s = self.fleet.s
+        array = s.arrays[s.hosts[e["host"]].array]
+        base = sum(w.iops for h in s.hosts.values() if h.array == array.name for w in h.workloads)
+        knee = latency.knee_utilisation() * array.capacity_iops
+
+        def workloads_to(iops: float) -> int | None:
+            n = max(0, math.ceil((iops - base) / float(e["iops"])))
+            return n if n <= int(e.get("count", 1)) else None
+
+        return {
+            "array": array.name,
+            "base_iops": base,
+            "capacity_iops": array.capacity_iops,
+            "knee_iops": knee,
+            "knee_utilisation": latency.knee_utilisation(),
+            "knee_workloads": workloads_to(knee),
+            "saturation_workloads": workloads_to(array.capacity_iops),
+        }
+
     def _event(self, e: dict, start_s: float) -> dict:
         s, kind = self.fleet.s, e["type"]
         end = start_s + e["until"] if "until" in e else None
@@ -206,7 +231,8 @@ class Truth:
                     "iops": float(e["iops"]),
                     "count": int(e.get("count", 1)),
                     "every_s": float(e.get("every", 0)),
-                },
+                }
+                | self._load_curve(e),
             )
         elif kind == "instance_restart":
             out.update(component=f"sql instance {e['host']}", affected=[e["host"]], magnitude={})

@@ -12,5 +12,7 @@ select
     bucket_upper_ms,
     ios,
     ios / sum(ios) over (partition by array_model, firmware, direction, period_start) as share,
+    sum(ios) over (partition by array_model, firmware, direction, period_start order by bucket)
+    / sum(ios) over (partition by array_model, firmware, direction, period_start) as share_within_bucket_upper_ms,
     arrays
 from {{ ref('stg_fleet_service_time_hist') }}

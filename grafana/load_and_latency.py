@@ -1,0 +1,183 @@
+"""The "Load and latency" dashboard, the load curves the storage studies draw: each array's intervals as IOPS and
+MB/s against its service time with its knee marked (where a 1 % rise in load costs 1 % more service time), the
+arrays' knees and the load they top out at, and each host's batch requests/s and transactions/s against the latency
+it measures. Every query is sanlensctl/queries/load_curve.py's, which the report runs too, over the arrays' and
+hosts' samples in sanlens.metrics: no dbt run is needed."""
+
+from __future__ import annotations
+
+from grafana_foundation_sdk.builders import common, dashboard, table, xychart
+from grafana_foundation_sdk.models.dashboard import DynamicConfigValue
+from grafana_foundation_sdk.models.xychart import ScatterShow, SeriesMapping
+
+from grafana.sql_query import DATASOURCE, Query, cascading_variable, datasource_variable
+from sanlensctl.queries import load_curve
+
+UID = "sanlens-load-and-latency"
+TITLE = "Load and latency"
+
+ARRAYS = """$__timeFilter(ts)
+    AND $__conditionalAll(site IN (${site:singlequote}), $site)
+    AND $__conditionalAll(array IN (${array:singlequote}), $array)"""
+HOSTS = """$__timeFilter(ts)
+    AND $__conditionalAll(site IN (${site:singlequote}), $site)
+    AND $__conditionalAll(host IN (${host:singlequote}), $host)"""
+WINDOW = "toStartOfInterval(ts, toIntervalSecond(10))"  # the pipeline's window: one point per host and 10 s
+
+# (name, label, the variables it depends on, the metric that names it)
+VARIABLES = [
+    ("site", "Site", [], "volume.ios"),
+    ("array", "Array", ["site"], "volume.ios"),
+    ("host", "Host", ["site"], "sql.batch_requests"),
+]
+
+
+def variable(name: str, label: str, parents: list[str], metric: str) -> dashboard.QueryVariable:
+    return cascading_variable(name, label, parents, "sanlens.metrics", "ts", f" AND metric = '{metric}'")
+
+
+def array_curve(load: str) -> str:
+    """The selected arrays' intervals as `load` (iops or mbps) against service_ms, and their knees as
+    knee_service_ms at the knee's load: one frame, so that the scatter plots both against one x axis."""
+    intervals = load_curve.array_intervals(ARRAYS.replace("\n", "\n    "))
+    return f"""
+SELECT {load}, service_ms, CAST(NULL AS Nullable(Float64)) AS knee_service_ms
+FROM ({intervals})
+UNION ALL
+SELECT knee_{load} AS {load}, NULL AS service_ms, knee_service_ms
+FROM ({load_curve.array_knees(intervals)})
+WHERE knee_service_ms IS NOT NULL"""
+
+
+def scatter(panel_id: int, title: str, description: str, sql: str, x: str, x_unit: str, y_unit: str):
+    return (
+        xychart.Panel()
+        .id(panel_id)
+        .title(title)
+        .description(description)
+        .datasource(DATASOURCE)
+        .with_target(Query(sql))
+        .series_mapping(SeriesMapping.AUTO)
+        .dims(xychart.XYDimensionConfig().x(x))
+        .show(ScatterShow.POINTS)
+        .point_size(common.ScaleDimensionConfig().fixed(4))
+        .unit(y_unit)
+        .min(0)
+        .override_by_name(x, [DynamicConfigValue(id_val="unit", value=x_unit)])
+        .height(10)
+        .span(12)
+    )
+
+
+def knee_marked(panel: xychart.Panel) -> xychart.Panel:
+    return panel.override_by_name(
+        "knee_service_ms",
+        [
+            DynamicConfigValue(id_val="color", value={"mode": "fixed", "fixedColor": "red"}),
+            DynamicConfigValue(id_val="custom.pointSize", value={"fixed": 14}),
+            DynamicConfigValue(id_val="displayName", value="knee"),
+        ],
+    )
+
+
+def iops_curve() -> xychart.Panel:
+    return knee_marked(
+        scatter(
+            1,
+            "Service time against IOPS, per interval (the knee in red)",
+            "Each point an array sample: the IOPS of its volumes summed and their service time, I/O-weighted. The "
+            "knee (red) is the load bin where a 1 % rise in IOPS costs 1 % more service time (throughput over "
+            "service time peaks there); a saturated array's points stand in a column at its capacity. Pick one "
+            "array to read its curve.",
+            array_curve("iops"),
+            "iops",
+            "iops",
+            "ms",
+        )
+    )
+
+
+def mbps_curve() -> xychart.Panel:
+    return knee_marked(
+        scatter(
+            2,
+            "Service time against MB/s, per interval (the knee in red)",
+            "The same samples against the MB/s the array moved; the knee is the same load bin's.",
+            array_curve("mbps"),
+            "mbps",
+            "decMBs",
+            "ms",
+        )
+    )
+
+
+def knees() -> table.Panel:
+    sql = load_curve.array_knees(load_curve.array_intervals(ARRAYS.replace("\n", "\n    ")))
+    return (
+        table.Panel()
+        .id(3)
+        .title("Arrays' knees and the load they top out at")
+        .description(
+            "Per array: the knee's IOPS, MB/s and service time (empty where the curve does not bend in the range: "
+            "the power beyond its peak less than 10 % lower), and its busiest load bin's IOPS and service time: "
+            "an array that saturates stays there however much more load its hosts offer."
+        )
+        .datasource(DATASOURCE)
+        .with_target(Query(sql))
+        .unit("short")
+        .override_by_regexp(".*_ms", [DynamicConfigValue(id_val="unit", value="ms")])
+        .override_by_regexp(".*_iops", [DynamicConfigValue(id_val="unit", value="iops")])
+        .override_by_name("knee_mbps", [DynamicConfigValue(id_val="unit", value="decMBs")])
+        .height(8)
+        .span(24)
+    )
+
+
+def host_curve(panel_id: int, load: str, title: str, description: str) -> xychart.Panel:
+    sql = f"""
+SELECT {load}, latency_ms
+FROM ({load_curve.host_intervals(WINDOW, HOSTS.replace(chr(10), chr(10) + "    "))})"""
+    return scatter(panel_id, title, description, sql, load, "reqps", "ms")
+
+
+def build() -> dashboard.Dashboard:
+    board = (
+        dashboard.Dashboard(TITLE)
+        .uid(UID)
+        .tags(["sanlens", "latency", "load", "knee"])
+        .description(
+            "Load curves: each array's IOPS and MB/s against its service time with the knee marked, and each "
+            "host's batch requests/s and transactions/s against the latency it measures."
+        )
+        .time("now-6h", "now")
+        .refresh("1m")
+        .timezone("utc")
+        .editable()
+    ).with_variable(datasource_variable())
+    for name, label, parents, metric in VARIABLES:
+        board = board.with_variable(variable(name, label, parents, metric))
+    return (
+        board.with_row(dashboard.Row("Arrays").id(100))
+        .with_panel(iops_curve())
+        .with_panel(mbps_curve())
+        .with_panel(knees())
+        .with_row(dashboard.Row("Hosts").id(101))
+        .with_panel(
+            host_curve(
+                4,
+                "batch_requests",
+                "Host latency against batch requests/s, per 10 s",
+                "SQL Server's batch requests/s on each selected host against the latency its disks measure "
+                "(Perfmon, I/O-weighted over disks and directions): flat while the array keeps up, rising past "
+                "its knee, a column where the array saturates.",
+            )
+        )
+        .with_panel(
+            host_curve(
+                5,
+                "transactions",
+                "Host latency against transactions/s, per 10 s",
+                "The same against SQL Server's transactions/s, its databases summed.",
+            )
+        )
+    )
