@@ -75,6 +75,13 @@ def test_bucket_deltas_land_in_their_window_and_merge_by_adding(stack):
         sample(12, "write", 4, 100),  # window 10-20 s
         sample(200, "write", 31, 1),
         sample(2, "write", 4, 3),  # out of order: kept
+        {
+            **sample(14, "read", 6, 4, volume="v3"),
+            "samples": [  # one record's histogram: one message
+                {"metric": "volume.read_service_time_hist", "value": 4.0, "unit": "ios", "bucket": 6},
+                {"metric": "volume.read_service_time_hist", "value": 9.0, "unit": "ios", "bucket": 8},
+            ],
+        },
         # 0.1 ms: bucket 4; 3 ms: bucket 9
         host_record(10, read_latency=100.0, reads=50.0, writes=20.0, write_latency=3000.0),
         host_record(20, reads=7.5, read_latency=125.0, write_latency=500.0),  # 0.125 ms: still 4; no write rate
@@ -90,19 +97,24 @@ def test_bucket_deltas_land_in_their_window_and_merge_by_adding(stack):
         argv, env = flink_job("histograms", source, prefix)
         job = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
         assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-3000:]
-        got, host = {}, {}
+        got, host, v3_messages = {}, {}, 0
         for h in read_all(f"{prefix}.histograms"):
-            if h["source"] == "host_interval_avg":
-                host[(h["window_start"][11:19], h["host"], h["disk"], h["direction"], h["bucket"])] = h["ios"]
-                continue
-            key = (h["window_start"][11:19], h["volume"], h["direction"], h["bucket"])
-            got[key] = got.get(key, 0) + h["ios"]
+            v3_messages += h["volume"] == "v3"
+            for bucket, ios in zip(h["buckets"], h["ios"], strict=True):  # a message per record and direction
+                if h["source"] == "host_interval_avg":
+                    host[(h["window_start"][11:19], h["host"], h["disk"], h["direction"], bucket)] = ios
+                    continue
+                key = (h["window_start"][11:19], h["volume"], h["direction"], bucket)
+                got[key] = got.get(key, 0) + ios
+        assert v3_messages == 1
         assert got == {
             ("12:00:00", "v1", "write", 4): 18,
             ("12:00:00", "v1", "write", 5): 7,
             ("12:00:00", "v1", "read", 3): 2,
             ("12:00:00", "v2", "write", 4): 1,
             ("12:00:10", "v1", "write", 4): 100,
+            ("12:00:10", "v3", "read", 6): 4,
+            ("12:00:10", "v3", "read", 8): 9,
             ("12:03:20", "v1", "write", 31): 1,
         }
         assert host == {
