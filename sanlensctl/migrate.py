@@ -6,17 +6,12 @@ import hashlib
 import re
 import sys
 
+from clickhouse.schema import statements
 from sanlensctl import config, db
 from sanlensctl.errors import SanlensError
 
 MIGRATIONS = config.ROOT / "clickhouse" / "migrations"
 NAME_RE = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
-
-
-def statements(sql: str) -> list[str]:
-    """Split a migration file on semicolons that end a line; comments stay with their statement."""
-    parts = re.split(r";\s*(?:\n|$)", sql)
-    return [p.strip() for p in parts if re.sub(r"--[^\n]*", "", p).strip()]
 
 
 def migrations() -> list[tuple[int, str, str]]:
