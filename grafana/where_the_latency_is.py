@@ -4,7 +4,8 @@ the breakdown job found, the tier migrations of the hybrid volumes and what they
 to host to disk. The queries read the breakdown job's tables, sanlens.path_latency (FINAL) and the view
 sanlens.incidents (clickhouse/migrations/0008, 0009, 0017; flink-jobs/breakdown/README.md says what the parts and the
 incidents mean), the volumes' Tier 0 and Tier 1 bytes in sanlens.metrics, the tiering job's
-sanlens.tier_episodes (FINAL, migration 0012) and the dbt view sanlens_marts.tier_migration_effects."""
+sanlens.tier_episodes (FINAL, migration 0012) and the dbt view sanlens_marts.tier_migration_effects; the hosts'
+health beside their latency (% Processor Time, transactions/s, HBA queue depths): grafana/host_health.py."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from grafana_foundation_sdk.models.common import (
 )
 from grafana_foundation_sdk.models.dashboard import DynamicConfigValue
 
+from grafana import host_health
 from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query, cascading_variable, datasource_variable
 
 UID = "sanlens-latency-breakdown"
@@ -380,7 +382,8 @@ def build() -> dashboard.Dashboard:
         .tags(["sanlens", "latency", "breakdown", "fabric", "tiering"])
         .description(
             "Where a host's I/O time goes: host queueing, fabric, array and unexplained parts, stalling switch "
-            "ports, incidents, tier migrations and their effects, and drill-down from site to host to disk."
+            "ports, incidents, tier migrations and their effects, the hosts' CPU, transactions/s and HBA queue "
+            "depths, and drill-down from site to host to disk."
         )
         .time("now-6h", "now")
         .refresh("1m")
@@ -401,4 +404,8 @@ def build() -> dashboard.Dashboard:
         .with_row(dashboard.Row("Tier migration").id(102))
         .with_panel(tier_shares())
         .with_panel(tier_effects())
+        .with_row(dashboard.Row("Host health").id(110))
+        .with_panel(host_health.load("cpu_percent"))
+        .with_panel(host_health.load("transactions_per_s"))
+        .with_panel(host_health.queue_depths())
     )

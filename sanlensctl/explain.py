@@ -2,7 +2,9 @@
 along its paths in the span (sanlens.incidents: what, where, when, how much, how severe and why, the hosts, volumes
 and arrays they touched); then, per path and direction, what the host measured and each part of it with its share,
 I/O-weighted (the breakdown job's windows, sanlens.path_latency), during each incident and outside them, so that
-a short incident is not averaged away by the hour around it."""
+a short incident is not averaged away by the hour around it. Beside them, the host's health: % Processor Time and
+SQL Server's transactions/s over the same parts, and its HBA ports' queue depth against its fleet's setting
+(sanlensctl/host_health.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sanlensctl import db
+from sanlensctl import db, host_health
 from sanlensctl.errors import SanlensError
 from sanlensctl.queries import incidents as incident_table
 
@@ -119,16 +121,19 @@ def epoch(t: datetime) -> int:
     return int(t.replace(tzinfo=UTC).timestamp())
 
 
-def rows(client, host: str, disk: str, segment: Segment) -> list[dict]:
-    """One row per path and direction of the segment: measured_us, each part in µs, the largest part."""
-    params = {
-        "host": host,
-        "disk": disk,
+def segment_params(segment: Segment) -> dict:
+    """The segment as the queries take it: its span and the spans it leaves out."""
+    return {
         "start": segment.start,
         "end": segment.end,
         "out_from": [epoch(s) for s, _ in segment.left_out],
         "out_to": [epoch(e) for _, e in segment.left_out],
     }
+
+
+def rows(client, host: str, disk: str, segment: Segment) -> list[dict]:
+    """One row per path and direction of the segment: measured_us, each part in µs, the largest part."""
+    params = {"host": host, "disk": disk, **segment_params(segment)}
     out = list(client.query(QUERY, parameters=params).named_results())
     for row in out:
         row["largest"] = max(PARTS, key=lambda p: row[f"{p}_us"])
@@ -181,12 +186,14 @@ def run(target: str, start: str | None, end: str | None) -> int:
     client = db.reachable()
     start, end = span(client, host, disk, start, end)
     touched = incidents(client, host, disk, start, end)
-    parts = [(segment, rows(client, host, disk, segment)) for segment in segments(touched, start, end)]
+    spans = segments(touched, start, end)
+    parts = [(segment, rows(client, host, disk, segment)) for segment in spans]
     print(f"{target} from {start:%Y-%m-%d %H:%M:%S} to {incident_table.clock(end, start)} UTC")
     if not any(found for _, found in parts):
         print(NO_WINDOW)
         return 1
     show_incidents(touched)
+    host_health.show(client, host, [(s.title, segment_params(s)) for s in spans])
     for segment, found in parts:
         clock = f"{incident_table.clock(segment.start, start)} to {incident_table.clock(segment.end, start)} UTC"
         print(f"\nwhere the time went {segment.title}, {clock}:")

@@ -336,6 +336,11 @@ LATENCY_COLUMNS = {
         ),
         "time_to_effect_s",
     ),
+    "% Processor Time of the selected hosts": ("time", "host", "cpu_percent"),
+    "SQL Server transactions/s of the selected hosts": ("time", "host", "transactions_per_s"),
+    "HBA queue depth against the fleet's setting": tuple(
+        "site host host_port queue_depth fleet_queue_depth ports_at_setting fleet_ports customer flag".split()
+    ),
     "$site": ("site",),
     "$host": ("host",),
     "$disk": ("disk",),
@@ -344,6 +349,12 @@ LATENCY_COLUMNS = {
 }
 # The queries of the tier migrations, checked on the demo's auto-tiering (the breakdown scenario has no hybrid array).
 TIERING = ("Tier 0 share of the hybrid volumes", "What the tier migrations did", "Tier migrations")
+# The hosts' health, checked on the host-health scenario (tests/host_health_scenario.py): one host's HBA set otherwise.
+HOST_HEALTH = (
+    "% Processor Time of the selected hosts",
+    "SQL Server transactions/s of the selected hosts",
+    "HBA queue depth against the fleet's setting",
+)
 
 
 def annotations(board: dict) -> list[dict]:
@@ -372,7 +383,7 @@ def run_latency_query(ch, sql: str, start, end, selection: dict) -> tuple[tuple[
 
 @pytest.mark.stack
 @pytest.mark.parametrize(
-    "what, sql", [pytest.param(w, sql, id=w) for w, sql in sql_queries(LATENCY) if w not in TIERING]
+    "what, sql", [pytest.param(w, sql, id=w) for w, sql in sql_queries(LATENCY) if w not in TIERING + HOST_HEALTH]
 )
 def test_every_latency_query_returns_what_it_shows(what, sql, breakdown_sites, stack, ch):
     site, host, disk = breakdown_sites["site"], breakdown_sites["host"], breakdown_sites["disk"]
@@ -460,6 +471,44 @@ def test_every_tiering_query_shows_the_demo_s_tier_migration(what, sql, demo_tie
             assert (episode["started_at"], episode["settled_at"]) in {
                 (r["time"], r["timeEnd"]) for r in rows if r["text"].startswith(name)
             }, rows
+
+
+@pytest.mark.stack
+@pytest.mark.parametrize(
+    "what, sql", [pytest.param(w, sql, id=w) for w, sql in sql_queries(LATENCY) if w in HOST_HEALTH]
+)
+def test_every_host_health_query_shows_the_scenario_s_hosts(what, sql, host_health_played, ch):
+    """Each host's CPU and transactions/s as the view has them per minute; the HBA whose queue depth differs from the
+    fleet's setting flagged and listed first, the others not, and only the selected hosts'."""
+    played, site = host_health_played, host_health_played.site
+    odd, other = f"{played.id}-sql4", f"{played.id}-sql1"
+    start, end = ch.query(
+        "SELECT min(minute), max(minute) + INTERVAL 1 MINUTE FROM sanlens_marts.host_health WHERE site = {s:String}",
+        parameters={"s": site},
+    ).result_rows[0]
+    column = LATENCY_COLUMNS[what][-1]
+    for selection in ({}, {"site": [site]}, {"site": [site], "host": [odd]}):
+        columns, rows = run_latency_query(ch, sql, start, end, selection)
+        assert columns == LATENCY_COLUMNS[what], f"{what}: columns {columns} for {selection}"
+        mine = [r for r in rows if r["host"].startswith(f"{played.id}-")]
+        hosts = {r["host"] for r in mine}
+        assert hosts == ({odd} if "host" in selection else set(played.scenario.hosts)), f"{what}: {hosts}"
+        if "site" in selection:
+            assert len(mine) == len(rows), f"{what}: hosts of other sites for {selection}"
+        if what == "HBA queue depth against the fleet's setting":
+            flags = {r["host"]: (r["queue_depth"], r["fleet_queue_depth"], r["flag"]) for r in mine}
+            assert flags[odd] == (32, 256, "differs"), flags
+            assert all(f == (256, 256, "at the setting") for h, f in flags.items() if h != odd), flags
+            assert rows[0]["flag"] == "differs"  # the odd ones first
+        else:  # per minute, the view's figures
+            view = dict(
+                ch.query(
+                    f"SELECT minute, {column} FROM sanlens_marts.host_health WHERE host = {{h:String}}",
+                    parameters={"h": odd if "host" in selection else other},
+                ).result_rows
+            )
+            shown = {r["time"]: r[column] for r in mine if r["host"] == (odd if "host" in selection else other)}
+            assert shown == pytest.approx(view), what
 
 
 # -- the SLO dashboard's SQL against real pipeline data (the latency-SLO scenario, tests/slo_scenario.py) -------

@@ -21,6 +21,7 @@ BB_CREDIT_TICK_S = 2.5e-6  # Brocade counts time at zero transmit credit in 2.5 
 # SQL Server's batch requests/s once auto-tiering has moved a volume's hot data to Tier 0: +60 % in the
 # StoreVirtual AO reference run (docs/domain.md), reached as the Tier 0 share reaches its target
 TIERING_BATCH_GAIN = 0.6
+CPU_IOPS_PER_PERCENT = 1000  # a host's % Processor Time rises 1 point per 1,000 IOPS above its base
 
 
 @dataclass
@@ -35,6 +36,8 @@ class HostFigures:
     array_read_us: float = 0.0
     array_write_us: float = 0.0
     outstanding: float = 0.0
+    cpu_percent: float = 0.0  # % Processor Time
+    transactions_per_s: float = 0.0  # SQL Server's Transactions/sec, its databases summed
 
     @property
     def read_us(self) -> float:
@@ -210,6 +213,7 @@ class Fleet:
             host.switch, host.array_port, rel
         )
         fig.read_iops, fig.write_iops, fig.mbps = read_iops, write_iops, mbps
+        fig.cpu_percent = min(100.0, host.cpu_base_percent + iops / CPU_IOPS_PER_PERCENT)
         fig.array_read_us = service.get(("data", "read"), 0.0) * 1000
         fig.array_write_us = (
             service.get(("data", "write"), 0.0) * (1 - LOG_WRITE_SHARE)
@@ -238,6 +242,7 @@ class Fleet:
     def _sql_counters(self, host: Host, fig: HostFigures, dt: float, rel: float) -> None:
         c = self.sql[host.name]
         n = len(host.databases)
+        fig.transactions_per_s = 0.0
         throughput = 1.0
         for e in self.s.events:
             if e["type"] == "auto_tiering" and e["volume"] in (f"{host.name}_data", f"{host.name}_log"):
@@ -253,9 +258,9 @@ class Fleet:
                 c[(file, "write_bytes")] += w * 8192
                 c[(file, "read_latency_ms")] += round(r * fig.read_us / 1000)
                 c[(file, "write_latency_ms")] += round(w * fig.write_us / 1000)
-            c[(db, "Transactions/sec")] += int(
-                self.rng.poisson((fig.read_iops + fig.write_iops) * dt / 20 / n * throughput)
-            )
+            transactions = int(self.rng.poisson((fig.read_iops + fig.write_iops) * dt / 20 / n * throughput))
+            c[(db, "Transactions/sec")] += transactions
+            fig.transactions_per_s += transactions / dt
         c[("", "Batch Requests/sec")] += int(self.rng.poisson((fig.read_iops + fig.write_iops) * dt / 8 * throughput))
         c[("", "PAGEIOLATCH_SH")] += round(fig.read_iops * dt * fig.read_us / 1000 * 0.05)
         c[("", "WRITELOG")] += round(fig.write_iops * LOG_WRITE_SHARE * dt * fig.write_us / 1000)

@@ -59,7 +59,7 @@ def host_metrics(fleet: Fleet, host: Host) -> list[tuple[str, dict, dict]]:
         (
             "win_cpu",
             {**base, "objectname": "Processor", "instance": "_Total"},
-            {"Percent_Processor_Time": min(100.0, 5 + (fig.read_iops + fig.write_iops) / 1000)},
+            {"Percent_Processor_Time": round(fig.cpu_percent, 3)},
         )
     )
     out.append(

@@ -78,6 +78,7 @@ class Host:
     sql_instance: str
     databases: list[str]
     workloads: list[Workload]
+    cpu_base_percent: float = 5.0  # % Processor Time with no I/O: the rest grows with the host's IOPS
 
 
 @dataclass
@@ -179,6 +180,7 @@ def _add_host(hosts, arrays, switches, customer, site, t: dict, target, j: int) 
         t.get("sql_instance", "MSSQLSERVER"),
         list(t.get("databases", ["appdb"])),
         [Workload(t.get("workload", "tpce"), float(t.get("iops", 5000)))],
+        float(t.get("cpu_base_percent", 5)),
     )
     if host.workloads[0].kind not in WORKLOADS:
         raise ValueError(f"host {name}: unknown workload {host.workloads[0].kind} (one of {', '.join(WORKLOADS)})")

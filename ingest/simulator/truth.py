@@ -4,7 +4,8 @@ the pipeline's findings against. Written as JSON Lines under the run's truth fol
     scenario.json     name, start/end (epoch s), interval, fleet size
     events.jsonl      one line per planted event: type, component, contributor, start, end, magnitude, affected
                       (a workload_added's magnitude: where its array's load curve bends and where it saturates)
-    hosts.jsonl       per interval and host: IOPS, host latency and its contributors (us)
+    hosts.jsonl       per interval and host: IOPS, host latency and its contributors (us), % Processor Time,
+                      SQL Server's transactions/s (its databases summed) and the HBA's queue depth
     volume_histograms.jsonl  (scenarios with `volume_truth: true`) per interval and volume: I/Os per bucket and
                       direction, and what its host measures beyond the volume's service time (us)
     volumes.jsonl     per interval and volume auto-tiering acts on: its Tier 0 share, array service time and the
@@ -64,6 +65,9 @@ class Truth:
                         "array_read_us": round(f.array_read_us, 3),
                         "array_write_us": round(f.array_write_us, 3),
                         "outstanding": round(f.outstanding, 3),
+                        "cpu_percent": round(f.cpu_percent, 3),
+                        "transactions_per_s": round(f.transactions_per_s, 3),
+                        "queue_depth": self.fleet.s.hosts[name].queue_depth,
                     }
                 )
                 + "\n"
