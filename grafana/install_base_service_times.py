@@ -18,7 +18,7 @@ from grafana_foundation_sdk.models.dashboard import (
 )
 
 from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query, cascading_variable, datasource_variable
-from sanlensctl.queries import cohorts, upgrade_effect
+from queries import cohorts, upgrade_effect
 
 UID = "sanlens-install-base"
 TITLE = "Install base service times"
@@ -159,7 +159,7 @@ def cohort_table() -> table.Panel:
             "writes before and 40% after) and the share within 0.125 ms (buckets 0 to 4, cumulative), each with the "
             "cohort's I/Os pooled (I/O-weighted: an array carrying most of them drags it) and as the mean of the "
             "arrays' own shares (array-weighted), the spread of the arrays' shares within 0.125 ms, and the busiest "
-            "array. The report's cohort figures, from the same query (sanlensctl/queries/cohorts.py)."
+            "array. The report's cohort figures, from the same query (queries/cohorts.py)."
         )
         .datasource(DATASOURCE)
         .with_target(Query(cohorts.figures(by_level(cohorts.COLUMNS, [ARRAYS, VOLUMES])), TABLE))
@@ -290,7 +290,7 @@ def upgrade_effects() -> table.Panel:
             "Each firmware change of a selected array in the time range: per figure (metric) its value over the "
             "matched periods before and after the change, the change and the ratio after/before, each with its 95% "
             "bootstrap interval over the periods (sanlens_marts.upgrade_effect_by_array; the report's table, from "
-            "the same query, sanlensctl/queries/upgrade_effect.py). The two shares of the Express Writes study: "
+            "the same query, queries/upgrade_effect.py). The two shares of the Express Writes study: "
             'share_0_0625_to_0_125_ms is bucket 4 alone (its bar: about 10% to nearly 40%, the "3X"), '
             "share_within_0_125_ms buckets 0 to 4; the _ms figures are the mean, p50 and p99 of the merged "
             "histogram and the largest minute's mean (the study's spikes under 1 ms)."

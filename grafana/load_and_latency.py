@@ -1,7 +1,7 @@
 """The "Load and latency" dashboard, the load curves the storage studies draw: each array's intervals as IOPS and
 MB/s against its service time with its knee marked (where a 1 % rise in load costs 1 % more service time), the
 arrays' knees and the load they top out at, and each host's batch requests/s and transactions/s against the latency
-it measures. Every query is sanlensctl/queries/load_curve.py's, which the report runs too, over the arrays' and
+it measures. Every query is queries/load_curve.py's, which the report runs too, over the arrays' and
 hosts' samples in sanlens.metrics: no dbt run is needed."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from grafana_foundation_sdk.models.dashboard import DynamicConfigValue
 from grafana_foundation_sdk.models.xychart import ScatterShow, SeriesMapping
 
 from grafana.sql_query import DATASOURCE, Query, cascading_variable, datasource_variable
-from sanlensctl.queries import load_curve
+from queries import load_curve
 
 UID = "sanlens-load-and-latency"
 TITLE = "Load and latency"

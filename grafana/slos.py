@@ -4,7 +4,7 @@ burn rates over the fast page rule's windows, and the history of the alerts (a t
 episodes as annotations). The queries read the burn_rates job's tables directly (clickhouse/migrations/0013,
 flink-jobs/burn_rates/README.md): sanlens.slo_windows (FINAL) for the attainment, the budget and the burn rates
 (and without FINAL for the variables), sanlens.slo_alerts (FINAL) for the alerts; no dbt run is needed. The
-attainment and budget left per entity are sanlensctl/queries/budget.py's query, which `./sanlens slo` and the report
+attainment and budget left per entity are queries/budget.py's query, which `./sanlens slo` and the report
 run over the SLO's period; the report reads the alert episodes with the same SQL as this dashboard (`episodes`)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from grafana_foundation_sdk.models.dashboard import DynamicConfigValue, Threshol
 
 from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query, cascading_variable, datasource_variable
 from grafana.where_the_latency_is import in_range
-from sanlensctl.queries.budget import budget_left, burn_rate, per_entity
+from queries.budget import budget_left, burn_rate, per_entity
 from slo import definitions
 
 UID = "sanlens-slos"

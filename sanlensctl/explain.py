@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from queries import incidents as incident_table
 from sanlensctl import db, host_health
 from sanlensctl.errors import SanlensError
-from sanlensctl.queries import incidents as incident_table
 
 PARTS = ("host_queueing", "fabric", "array", "unexplained")
 DEFAULT_SPAN = timedelta(hours=1)

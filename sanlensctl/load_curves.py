@@ -1,7 +1,7 @@
 """The report's load curves: the arrays whose service time bends (the busiest first, then the busiest of the rest)
 as IOPS and MB/s against service time, one point per sample, the knee marked; and the hosts on them as batch
 requests/s against the latency they measure. The SQL is the "Load and latency" dashboard's
-(sanlensctl/queries/load_curve.py)."""
+(queries/load_curve.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from sanlensctl.queries import load_curve
+from queries import load_curve
 
 HOST_WINDOW = "toStartOfInterval(ts, toIntervalSecond(10))"
 NOTE = """<p>Each point is one sample of an array: the IOPS (left) and MB/s (right) of its volumes summed against

@@ -3,7 +3,7 @@ JavaScript inlined) and a PNG per chart (kaleido, through headless Chromium), fr
 the hourly service-time rollups; then where the latency went on the hosts the incidents touched most,
 and the incident list; then the tier migrations: the Tier 0 share of each volume that had one, and what
 each did (sanlens_marts.tier_migration_effects); then the latency SLOs: the error budget left and the attainment
-per SLO and entity over the SLO's period (sanlensctl/queries/budget.py, as `./sanlens slo` and the SLO dashboard
+per SLO and entity over the SLO's period (queries/budget.py, as `./sanlens slo` and the SLO dashboard
 have them), and the history of their alerts (the SLO dashboard's episodes of sanlens.slo_alerts)."""
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from plotly.subplots import make_subplots
 from grafana.slos import episodes
 from grafana.where_the_latency_is import EFFECT_FIGURES, tier0_shares
 from ingest import buckets
+from queries import budget, cohorts, incidents, upgrade_effect
 from sanlensctl import db, load_curves, slos
 from sanlensctl.errors import SanlensError
-from sanlensctl.queries import budget, cohorts, incidents, upgrade_effect
 from slo import definitions
 
 WITHIN = upgrade_effect.FIGURES["share_within_0_125_ms"].label
@@ -48,7 +48,7 @@ def said_empty(fig: go.Figure, why: str) -> go.Figure:
 
 def cohort_figures(client) -> list[dict]:
     """Every cohort (array model, firmware, direction) over everything the store holds: the install-base dashboard's
-    cohort query (sanlensctl/queries/cohorts.py)."""
+    cohort query (queries/cohorts.py)."""
     return list(client.query(cohorts.figures(cohorts.every_array())).named_results())
 
 

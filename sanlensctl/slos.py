@@ -1,10 +1,10 @@
 """./sanlens slo: each SLO's attainment and error budget left over its period, per entity, with the alerts
-firing now (the shared query of sanlensctl/queries/budget.py, which the report and the SLO dashboard run too)."""
+firing now (the shared query of queries/budget.py, which the report and the SLO dashboard run too)."""
 
 from __future__ import annotations
 
+from queries import budget
 from sanlensctl import db
-from sanlensctl.queries import budget
 from slo import definitions
 
 COLUMNS = ["entity", "I/Os", "attainment", "budget left", "firing"]

@@ -1,5 +1,5 @@
 """./sanlens explain's --from and --to (sanlensctl/explain.py `when`), its answer for an unknown host, how it splits
-the span at the incidents' bounds, and the incidents' severity in words (sanlensctl/queries/incidents.py): pure
+the span at the incidents' bounds, and the incidents' severity in words (queries/incidents.py): pure
 logic, no stack."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from datetime import datetime
 
 import pytest
 
+from queries import incidents
 from sanlensctl import cli, config
 from sanlensctl.explain import checked_time, nearest, segments, when
-from sanlensctl.queries import incidents
 from tests.support import ROOT
 
 LAST = datetime(2026, 11, 27, 16, 40, 10)  # a host's last window: the reference of a span

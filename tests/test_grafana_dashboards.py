@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from flink_jobs.breakdown.tables import PARTS
-from sanlensctl.queries import cohorts, upgrade_effect
+from queries import cohorts, upgrade_effect
 from sanlensctl.slos import percent
 from slo import definitions as slo_definitions
 from slo.definitions import WINDOWS
@@ -252,7 +252,7 @@ def test_the_histogram_is_the_same_from_every_level_of_the_rollups(rollout, ch):
 
 @pytest.mark.stack
 def test_the_cohort_table_has_the_figures_of_the_report(rollout, ch):
-    """The dashboard's cohort table and the report run one query text (sanlensctl/queries/cohorts.py): over the same
+    """The dashboard's cohort table and the report run one query text (queries/cohorts.py): over the same
     arrays and hours, the same figures, from the array level of the rollups or from the volume level."""
     (panel,) = [p for p in panels(INSTALL_BASE) if p["title"].startswith("Cohorts:")]
     sql = panel["targets"][0]["rawSql"]

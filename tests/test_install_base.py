@@ -16,7 +16,7 @@ import pytest
 from ingest import buckets
 from ingest.buckets import BUCKET_0_125_MS
 from ingest.simulator import scenario as scenario_file
-from sanlensctl.queries import cohorts
+from queries import cohorts
 from tests.express_writes import assert_express_writes_effect
 from tests.support import wait_until
 
@@ -207,7 +207,7 @@ def test_install_base_cohorts_weigh_each_array_as_the_simulator_counted_it(rollo
 
 
 def test_cohorts_keep_models_apart_and_show_the_array_that_carries_one(demo_played, ch):
-    """The report's and the dashboard's cohort query (sanlensctl/queries/cohorts.py) on the demo's fleet: one
+    """The report's and the dashboard's cohort query (queries/cohorts.py) on the demo's fleet: one
     cohort per array model and firmware (the hybrid HY7200 apart from the all-flash arrays), each with its arrays;
     on 3.2.1 acme-af2, near its capacity, carries most of the AF8000 writes at a few percent within 0.125 ms, so
     the cohort's I/O-weighted share is far below its array-weighted one. All as the simulator counted them; the

@@ -2,7 +2,7 @@
 saturates (the consolidation knee of docs/domain.md, played past the array's capacity), beside an array well below
 its capacity. The simulator serves no more than the capacity and records where the knee and the saturation are;
 through the whole stack (Kafka -> normalize -> loader -> sanlens.metrics), the load-curve query that the "Load and
-latency" dashboard and the report share (sanlensctl/queries/load_curve.py) finds the knee within one added workload
+latency" dashboard and the report share (queries/load_curve.py) finds the knee within one added workload
 of the truth's, the throughput flat past saturation, and no knee on the array below capacity."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import pytest
 from ingest.simulator import latency
 from ingest.simulator import scenario as scenario_file
 from ingest.simulator.fleet import Fleet
+from queries import load_curve
 from sanlensctl import load_curves
-from sanlensctl.queries import load_curve
 from tests.breakdown_scenarios import backfill
 from tests.grafana_macros import ALL, expand
 from tests.support import ROOT, wait_until

@@ -3,7 +3,7 @@
 -- pooled, as install_base_histogram's shares are), weighted by array (each array's own share, averaged) and the
 -- spread of the arrays' own shares; its share in the bucket of 0.0625 to 0.125 ms (bucket 4 alone, the Express
 -- Writes study's bar) weighted by I/O and by array; and the busiest array and its part of the I/Os.
--- The figures of sanlensctl/queries/cohorts.py, which the report and the install-base dashboard compute over
+-- The figures of queries/cohorts.py, which the report and the install-base dashboard compute over
 -- any span. Read from the per-array level (FINAL): the fleet level has no array's own share.
 with per_array as (
     select
