@@ -183,15 +183,16 @@ def test_the_mart_adds_up_and_leaves_little_unexplained(breakdown_played, ch):
 
 def test_the_plan_is_sql_in_the_jvm_and_waits_for_no_watermark(monkeypatch):
     """No stack needed: samples are read once, no Python function is in the path, no window waits for a
-    watermark, and every join keeps its samples a few minutes but the inventory for good."""
+    watermark, and the path's join keeps a window 20 s but the inventory for good."""
     plan = job_plan(monkeypatch, "breakdown")
     physical = plan.split("== Optimized Physical Plan ==")[1].split("== Optimized Execution Plan ==")[0]
     optimized = plan.split("== Optimized Execution Plan ==")[-1]
     assert optimized.count("TableSourceScan(table=[[default_catalog, default_database, samples") == 1
     assert "Python" not in optimized and "watermark" not in optimized.lower() and "Window" not in optimized
-    # path, volume, HBA, two ports, once for both outputs (the breakdown and the incidents), and one process table
-    # function; a disk's latency and rate, a port's stall and discards come paired from their record, not joined
-    assert optimized.count("Join(") == 5 and optimized.count("ProcessTableFunction(") == 1
+    # the path's join, once for both outputs (the breakdown and the incidents); the window's parts meet in one
+    # process table function, the incidents are the other; a disk's latency and rate, a port's stall and discards
+    # come paired from their record, not joined
+    assert optimized.count("Join(") == 1 and optimized.count("ProcessTableFunction(") == 2
     # the one join with a hint (the physical plan draws it under each output; the execution plan reuses it)
     with_hints = {line.split("Join(", 1)[1] for line in physical.splitlines() if "Join(" in line and "stateTtl" in line}
     assert len(with_hints) == 1

@@ -32,6 +32,8 @@ HELP = {
     "close_after": "incidents: normal windows in a row that close it",
 }
 DETECTOR_CLASS = "io.sanlens.breakdown.DetectIncidents"
+# The parts of a window meet in one keyed function (join_window_parts), no longer in four interval joins.
+STATE_LAYOUT = "window-parts"
 OPTIONS = [
     (("--input",), {"default": topics.SAMPLES, "help": "topic of normalized samples"}),
     (("--topology",), {"default": topics.TOPOLOGY, "help": "topic of the inventory"}),
@@ -49,16 +51,18 @@ def statements(env, args):
     """The job's sources, views and sinks registered in `env`; its INSERTs as a statement set."""
     method = tables.Method(**{f.name: getattr(args, f.name) for f in fields(tables.Method)})
     detection = tables.Incidents(**{f.name: getattr(args, f.name) for f in fields(tables.Incidents)})
-    env.get_config().set("table.exec.state.ttl", tables.SAMPLE_TTL)
+    env.get_config().set("table.exec.state.ttl", tables.SAMPLE_WAIT)
     env.execute_sql(tables.samples(runtime.kafka_options(args, JOB, args.input)))
     # The inventory is read whole at every start: a path published once holds until its next version.
     inventory = Namespace(**{**vars(args), "from_earliest": True})
     env.execute_sql(tables.topology(runtime.kafka_options(inventory, JOB, args.topology)))
     env.execute_sql(tables.sink(runtime.kafka_sink(args, JOB)))
     env.execute_sql(tables.incidents_sink(runtime.kafka_sink(args, JOB)))
+    env.create_java_temporary_function("join_window_parts", tables.PARTS_CLASS)
     env.create_java_temporary_function("detect_incidents", DETECTOR_CLASS)
     views = {
         **tables.views(method),
+        "window_parts": tables.WINDOW_PARTS,
         "path_windows": tables.path_windows(method),
         "incident_parts": tables.INCIDENT_PARTS,
     }
@@ -72,7 +76,7 @@ def statements(env, args):
 
 def main() -> None:
     args = runtime.arguments(__doc__, OPTIONS, PARALLELISM)
-    runtime.run_until_stopped(statements(runtime.table_env(JOB, args), args).execute())
+    runtime.run_until_stopped(statements(runtime.table_env(JOB, args, state_layout=STATE_LAYOUT), args).execute())
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from flink_jobs.common.sql import samples_format, window_start, within
+from flink_jobs.common.sql import samples_format, window_start
 from ingest import topics
 
 # metric -> direction, per source: the host's own latency and I/O rate, the array's service time
@@ -20,19 +20,17 @@ PORT_STALL, PORT_DISCARDS = "port.tx_credit_zero", "port.c3_out_discards"
 # the partner's value in the sample's row (`paired`), so they meet where the message is read, not in a join.
 PAIRS = {**HOST_RATE, PORT_STALL: PORT_DISCARDS}
 METRICS = [*HOST_LATENCY, *ARRAY_SERVICE, HBA_OUTSTANDING, PORT_STALL]  # what the job reads
-# How long a sample waits for its window's other parts (processing time). Live, every source of a window
+# How long a sample waits for its window's other parts (processing time): the state time-to-live of
+# join_window_parts, which holds a window's parts and its paths waiting for them. Live, every source of a window
 # arrives within about 20 s (Telegraf's 10 s interval and flush); a backfill sends them together, but the job's
-# two subtasks read their partitions at their own paces, and on a loaded machine one ran more than a minute ahead:
-# at 1 minute the SLO scenario's backfill lost 80 simulated minutes of a host's windows. The wait is what the state
-# holds, in RocksDB on disk (issue 38; on the heap a minute was all a 640 MB heap could hold). The joins on a window
-# are interval joins (`within`).
-SAMPLE_WAIT = "INTERVAL '5' MINUTE"
-# The job's default state time-to-live (`table.exec.state.ttl`): for state no interval or hint bounds.
-SAMPLE_TTL = "1 min"
+# subtasks read their partitions at their own paces, and on a loaded machine one ran more than a minute ahead: at
+# 1 minute the SLO scenario's backfill lost 80 simulated minutes of a host's windows. The wait is what the state
+# holds, in RocksDB on disk (issue 38).
+SAMPLE_WAIT = "5 min"
 # No TTL on the inventory's side: a path may be published once. A host's window waits for its path only until
-# the inventory is read at a start: Flink's heap state cleans a key's rows by copying all of them on access, and
-# keyed by the path, a minute of a backfill's windows made that copying a third of the job's CPU.
+# the inventory is read at a start.
 KEEP_INVENTORY = "/*+ STATE_TTL('p' = '0 ms', 'h' = '20 s') */"
+PARTS_CLASS = "io.sanlens.breakdown.JoinWindowParts"
 
 
 @dataclass(frozen=True)
@@ -62,8 +60,7 @@ def samples(kafka_options: str) -> str:
     return f"""
     CREATE TABLE samples (
         ts TIMESTAMP_LTZ(3), metric STRING, `value` DOUBLE, site STRING, host STRING, disk STRING,
-        `array` STRING, volume STRING, host_port STRING, switch STRING, port STRING, paired DOUBLE,
-        proc AS PROCTIME()
+        `array` STRING, volume STRING, host_port STRING, switch STRING, port STRING, paired DOUBLE
     ) WITH ({kafka_options}, {samples_format(METRICS, PAIRS)})"""
 
 
@@ -98,19 +95,19 @@ def views(m: Method) -> dict[str, str]:
         # A host disk's latency with its I/O rate of the same record.
         "host_windows": f"""
             SELECT {window} AS window_start, site, host, disk, {_case("metric", HOST_LATENCY)} AS direction,
-                `value` AS host_us, CAST(ROUND(paired * {m.host_interval_s}, 0) AS BIGINT) AS ios, proc
+                `value` AS host_us, CAST(ROUND(paired * {m.host_interval_s}, 0) AS BIGINT) AS ios
             FROM samples
             WHERE metric IN ({_names(HOST_LATENCY)}) AND paired * {m.host_interval_s} >= {m.min_ios}""",
         "array_windows": f"""
             SELECT {window} AS window_start, site, `array`, volume, {_case("metric", ARRAY_SERVICE)} AS direction,
-                `value` AS array_us, proc
+                `value` AS array_us
             FROM samples WHERE metric IN ({_names(ARRAY_SERVICE)})""",
         "hba_windows": f"""
-            SELECT {window} AS window_start, site, host, host_port, `value` AS outstanding, proc
+            SELECT {window} AS window_start, site, host, host_port, `value` AS outstanding
             FROM samples WHERE metric = '{HBA_OUTSTANDING}'""",
         # tx_credit_zero is in us at zero transmit credit per s: / 1e6 is the stalled share of the time
         "port_windows": f"""
-            SELECT {window} AS window_start, site, switch, port, `value` / 1e6 AS stall, paired AS discards, proc
+            SELECT {window} AS window_start, site, switch, port, `value` / 1e6 AS stall, paired AS discards
             FROM samples WHERE metric = '{PORT_STALL}' AND paired IS NOT NULL""",
         "paths": """
             SELECT customer, site, host, disk, host_port, queue_depth, switch, host_switch_port, array_switch_port,
@@ -120,19 +117,64 @@ def views(m: Method) -> dict[str, str]:
     }
 
 
+# The keys the parts of a window go by, as a path names them (the window and site are the partition's)
+ARRAY_PART = "'a|' || `array` || '|' || volume || '|' || direction"
+HBA_PART = "'b|' || host || '|' || host_port"
+
+
+def _port_part(port: str) -> str:
+    return f"'p|' || switch || '|' || {port}"
+
+
+_NO_PATH = """CAST(NULL AS STRING) AS customer, CAST(NULL AS STRING) AS host, CAST(NULL AS STRING) AS disk,
+    CAST(NULL AS STRING) AS direction, CAST(NULL AS STRING) AS host_port, CAST(NULL AS INT) AS queue_depth,
+    CAST(NULL AS STRING) AS switch, CAST(NULL AS STRING) AS host_switch_port,
+    CAST(NULL AS STRING) AS array_switch_port, CAST(NULL AS INT) AS hops, CAST(NULL AS DOUBLE) AS distance_km,
+    CAST(NULL AS STRING) AS `array`, CAST(NULL AS STRING) AS volume, CAST(NULL AS TIMESTAMP_LTZ(3)) AS valid_from,
+    CAST(NULL AS DOUBLE) AS host_us, CAST(NULL AS BIGINT) AS ios, CAST(NULL AS STRING) AS array_part,
+    CAST(NULL AS STRING) AS hba_part, CAST(NULL AS STRING) AS host_port_part,
+    CAST(NULL AS STRING) AS array_port_part"""
+
+
+def _part_rows(source: str, key: str, v1: str, v2: str = "CAST(NULL AS DOUBLE)") -> str:
+    return f"""
+        SELECT 'part' AS kind, site, window_start, {_NO_PATH}, {key} AS part, CAST({v1} AS DOUBLE) AS v1,
+            CAST({v2} AS DOUBLE) AS v2
+        FROM {source}"""
+
+
+# Each host disk's window with every version of its path that began before the window (sanlens.path_latency
+# keeps the latest of them: the path as of the window), and the parts of the same window: one table, so that
+# join_window_parts (java/) meets them in one keyed function.
+WINDOW_PARTS = f"""
+    SELECT 'path' AS kind, site, window_start, customer, host, disk, direction, host_port, queue_depth, switch,
+        host_switch_port, array_switch_port, hops, distance_km, `array`, volume, valid_from, host_us, ios,
+        {ARRAY_PART} AS array_part, {HBA_PART} AS hba_part, {_port_part("host_switch_port")} AS host_port_part,
+        {_port_part("array_switch_port")} AS array_port_part,
+        CAST(NULL AS STRING) AS part, CAST(NULL AS DOUBLE) AS v1, CAST(NULL AS DOUBLE) AS v2
+    FROM (
+        SELECT {KEEP_INVENTORY} h.window_start, h.direction, h.host_us, h.ios, p.*
+        FROM host_windows AS h
+        JOIN paths AS p ON p.site = h.site AND p.host = h.host AND p.disk = h.disk AND p.valid_from <= h.window_start
+    )
+    UNION ALL {_part_rows("array_windows", ARRAY_PART, "array_us")}
+    UNION ALL {_part_rows("hba_windows", HBA_PART, "outstanding")}
+    UNION ALL {_part_rows("port_windows", _port_part("port"), "stall", "discards")}"""
+
+
 def path_windows(m: Method) -> str:
-    """Each host disk's window meets every version of its path that began before the window (sanlens.
-    path_latency keeps the latest of them: the path as of the window), its volume, its HBA and both of
-    its switch ports. Regular joins on the window: a row goes out as soon as all its parts are in, so
-    nothing waits for a watermark and nothing arriving late or out of order is dropped; append-only.
-    What the host measured beyond the array's service time, the nominal fabric and the host stack is
+    """Each host disk's window on its path with its volume, its HBA and both of its switch ports, as soon as all
+    its parts are in: nothing waits for a watermark and nothing arriving late or out of order is dropped;
+    append-only. What the host measured beyond the array's service time, the nominal fabric and the host stack is
     the excess; it goes to the contributor whose own counters show trouble, shared when both do, or to
     `unexplained` when none does."""
     nominal_fabric = f"(p.hops * {m.hop_us} + p.distance_km * {m.km_us})"
-    excess = f"(p.host_us - a.array_us - {nominal_fabric} - {m.host_stack_us})"
-    busy = "(b.outstanding / p.queue_depth)"  # the HBA's occupancy
+    excess = f"(p.host_us - p.array_us - {nominal_fabric} - {m.host_stack_us})"
+    busy = "(p.outstanding / p.queue_depth)"  # the HBA's occupancy
     host_evidence = f"({busy} >= {m.hba_busy})"
-    fabric_evidence = f"(GREATEST(ph.stall, pa.stall) >= {m.port_stall} OR ph.discards + pa.discards > 0)"
+    stall = "GREATEST(p.host_port_stall, p.array_port_stall)"
+    discards = "p.host_port_discards + p.array_port_discards"
+    fabric_evidence = f"({stall} >= {m.port_stall} OR {discards} > 0)"
     shares = f"(CAST({host_evidence} AS INT) + CAST({fabric_evidence} AS INT))"  # contributors with evidence
     attributed = f"CASE WHEN {shares} > 0 THEN GREATEST({excess}, 0) / {shares} ELSE 0 END"
     return f"""
@@ -142,27 +184,16 @@ def path_windows(m: Method) -> str:
         p.ios, p.host_us,
         {m.host_stack_us} + CASE WHEN {host_evidence} THEN {attributed} ELSE 0 END AS host_queueing_us,
         {nominal_fabric} + CASE WHEN {fabric_evidence} THEN {attributed} ELSE 0 END AS fabric_us,
-        a.array_us,
+        p.array_us,
         {excess} - CASE WHEN {shares} > 0 THEN GREATEST({excess}, 0) ELSE 0 END AS unexplained_us,
-        {busy} AS hba_busy, GREATEST(ph.stall, pa.stall) AS port_stall, ph.discards + pa.discards AS port_discards,
+        {busy} AS hba_busy, {stall} AS port_stall, {discards} AS port_discards,
         {nominal_fabric} AS nominal_fabric_us,
-        ph.stall >= {m.port_stall} OR ph.discards > 0 AS host_switch_port_stalls,
-        ph.discards AS host_switch_port_discards,
-        pa.stall >= {m.port_stall} OR pa.discards > 0 AS array_switch_port_stalls,
-        pa.discards AS array_switch_port_discards
-    FROM (
-        SELECT {KEEP_INVENTORY} h.window_start, h.direction, h.host_us, h.ios, p.*, PROCTIME() AS proc
-        FROM host_windows AS h
-        JOIN paths AS p ON p.site = h.site AND p.host = h.host AND p.disk = h.disk AND p.valid_from <= h.window_start
-    ) AS p
-    JOIN array_windows AS a ON a.window_start = p.window_start AND a.site = p.site AND a.`array` = p.`array`
-        AND a.volume = p.volume AND a.direction = p.direction AND {within("a", "p", SAMPLE_WAIT)}
-    JOIN hba_windows AS b ON b.window_start = p.window_start AND b.site = p.site AND b.host = p.host
-        AND b.host_port = p.host_port AND {within("b", "p", SAMPLE_WAIT)}
-    JOIN port_windows AS ph ON ph.window_start = p.window_start AND ph.site = p.site AND ph.switch = p.switch
-        AND ph.port = p.host_switch_port AND {within("ph", "p", SAMPLE_WAIT)}
-    JOIN port_windows AS pa ON pa.window_start = p.window_start AND pa.site = p.site AND pa.switch = p.switch
-        AND pa.port = p.array_switch_port AND {within("pa", "p", SAMPLE_WAIT)}"""
+        p.host_port_stall >= {m.port_stall} OR p.host_port_discards > 0 AS host_switch_port_stalls,
+        p.host_port_discards AS host_switch_port_discards,
+        p.array_port_stall >= {m.port_stall} OR p.array_port_discards > 0 AS array_switch_port_stalls,
+        p.array_port_discards AS array_switch_port_discards
+    FROM join_window_parts(input => TABLE window_parts PARTITION BY (site, window_start), uid => 'window-parts')
+        AS p"""
 
 
 PARTS = ("host_queueing_us", "fabric_us", "array_us", "unexplained_us")  # they add up to host_us

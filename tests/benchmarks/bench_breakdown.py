@@ -89,7 +89,9 @@ def main() -> int:
         print(f"{'raw Kafka consume + json.loads':<46} {parsed:>12,.0f}")
         print(f"{'breakdown job (from its first output on)':<46} {job.steady(samples):>12,.0f}")
         print(f"{'breakdown job (wall, with start-up)':<46} {samples / job.wall_s:>12,.0f}")
+        print(f"{'breakdown job, per CPU-second (start-up in)':<46} {samples / job.cpu_s:>12,.0f}")
         print(f"\n{rows:,} path windows and {incidents:,} incident states written; job exit {job.exit_code}")
+        print(f"breakdown job: {job.cpu_s:.0f} CPU-s, {job.wall_s:.0f} s wall")
         return 0 if job.exit_code == 0 and rows > 0 and incidents > 0 else 1
     finally:
         admin.delete_topics([t.topic for t in topics])

@@ -4,6 +4,7 @@ its rate taken on its output topic (first to last message written, so JVM start-
 from __future__ import annotations
 
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -99,9 +100,19 @@ def consume_all(topic: str, total: int, parse: bool) -> float:
 
 def run_bounded(job: str, source: str, prefix: str, output_topic: str, parallelism: int, *extra: str):
     """Run flink-jobs/JOB bounded from the earliest offset of `source`; the seconds from its first to
-    its last message on `output_topic`, the wall time with start-up, and its exit code."""
+    its last message on `output_topic`, the wall time with start-up, its exit code, and the CPU-seconds its
+    processes used (`cpu_s`, start-up included)."""
     argv, env = flink_job(job, source, prefix, *extra, parallelism=parallelism)
-    return watch(subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT), output_topic)
+    before = children_cpu_s()
+    result = watch(subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT), output_topic)
+    result.cpu_s = children_cpu_s() - before
+    return result
+
+
+def children_cpu_s() -> float:
+    """User and system CPU-seconds of this process's finished children and their waited-for descendants."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def watch(proc: subprocess.Popen, output_topic: str):
