@@ -124,7 +124,12 @@ def resident_bytes(name: str) -> int:
 def cpu_seconds(name: str) -> float | None:
     """CPU time the process `name` and the rest of its process group have used so far: None if it is not running."""
     pid = pid_of(name)
-    return sum(int(fields[11]) + int(fields[12]) for fields in _group(pid)) / TICKS if pid else None  # utime, stime
+    return group_cpu_seconds(pid) if pid else None
+
+
+def group_cpu_seconds(pgid: int) -> float:
+    """CPU time the processes of the process group `pgid` have used so far (those still running)."""
+    return sum(int(fields[11]) + int(fields[12]) for fields in _group(pgid)) / TICKS  # utime, stime
 
 
 def _group(pid: int):

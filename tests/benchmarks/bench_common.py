@@ -4,7 +4,6 @@ its rate taken on its output topic (first to last message written, so JVM start-
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ import uuid
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from sanlensctl import config, stack
+from sanlensctl import config, procs, stack
 from sanlensctl.offsets import topic_size
 from tests.support import flink_job
 
@@ -103,16 +102,8 @@ def run_bounded(job: str, source: str, prefix: str, output_topic: str, paralleli
     its last message on `output_topic`, the wall time with start-up, its exit code, and the CPU-seconds its
     processes used (`cpu_s`, start-up included)."""
     argv, env = flink_job(job, source, prefix, *extra, parallelism=parallelism)
-    before = children_cpu_s()
-    result = watch(subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT), output_topic)
-    result.cpu_s = children_cpu_s() - before
-    return result
-
-
-def children_cpu_s() -> float:
-    """User and system CPU-seconds of this process's finished children and their waited-for descendants."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
+    return watch(proc, output_topic)
 
 
 def watch(proc: subprocess.Popen, output_topic: str):
@@ -121,8 +112,9 @@ def watch(proc: subprocess.Popen, output_topic: str):
     markers); `steady(n)`: the rate of a job that read n inputs, over its output after its first visible
     part (an exactly-once sink shows its output a checkpoint at a time: the first part holds everything
     done before the first checkpoint, so first to last would count that work as done in no time)."""
-    started, first, last, size, first_size = time.perf_counter(), None, None, 0, 0
+    started, first, last, size, first_size, cpu_s = time.perf_counter(), None, None, 0, 0, 0.0
     while proc.poll() is None:
+        cpu_s = max(cpu_s, procs.group_cpu_seconds(proc.pid))  # the last reading before it ends
         now_size, now = topic_size(output_topic), time.perf_counter()
         if now_size and first is None:
             first, first_size = now, now_size
@@ -136,6 +128,7 @@ def watch(proc: subprocess.Popen, output_topic: str):
         wall_s=time.perf_counter() - started,
         exit_code=proc.returncode,
         written=size,
+        cpu_s=cpu_s,
     )
 
 
