@@ -33,7 +33,7 @@ HELP = {
 }
 DETECTOR_CLASS = "io.sanlens.breakdown.DetectIncidents"
 # The parts of a window meet in one keyed function (join_window_parts), no longer in four interval joins.
-STATE_LAYOUT = "window-parts"
+STATE_LAYOUT = "window-parts-2"
 OPTIONS = [
     (("--input",), {"default": topics.SAMPLES, "help": "topic of normalized samples"}),
     (("--topology",), {"default": topics.TOPOLOGY, "help": "topic of the inventory"}),

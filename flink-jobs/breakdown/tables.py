@@ -192,7 +192,7 @@ def path_windows(m: Method) -> str:
         p.host_port_discards AS host_switch_port_discards,
         p.array_port_stall >= {m.port_stall} OR p.array_port_discards > 0 AS array_switch_port_stalls,
         p.array_port_discards AS array_switch_port_discards
-    FROM join_window_parts(input => TABLE window_parts PARTITION BY (site, window_start), uid => 'window-parts')
+    FROM join_window_parts(input => TABLE window_parts PARTITION BY (site, window_start), uid => 'window-parts-2')
         AS p"""
 
 

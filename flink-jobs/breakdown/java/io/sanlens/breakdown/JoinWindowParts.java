@@ -1,7 +1,8 @@
 package io.sanlens.breakdown;
 
 import java.time.Instant;
-import java.util.Arrays;
+import java.util.ArrayList;
+import java.util.List;
 
 import org.apache.flink.table.annotation.ArgumentHint;
 import org.apache.flink.table.annotation.ArgumentTrait;
@@ -15,7 +16,7 @@ import org.apache.flink.types.Row;
  * join_window_parts(input => TABLE window_parts PARTITION BY (site, window_start)): each host disk's window on
  * its path meets the four parts of the same window it needs (its volume's service time, its HBA's outstanding
  * I/Os, its two switch ports' stall and discards) and goes out once all are in. One keyed function instead of
- * four joins: the parts are point lookups in a map, a window that waits is indexed by the part it waits for, and
+ * four joins: the parts are point lookups in a map, a window that waits is filed under the part it waits for, and
  * the window's state expires with the job's state time-to-live (the samples' wait).
  *
  * <p>Input rows: kind 'path' (the path's columns, host_us, ios and the keys of the parts it needs: array_part,
@@ -32,32 +33,30 @@ public final class JoinWindowParts extends ProcessTableFunction<Row> {
 
     public void eval(
             @StateHint(name = "parts") MapView<String, double[]> parts,
-            @StateHint(name = "waiting") MapView<String, WaitingPath[]> waiting,
+            @StateHint(name = "waiting") MapView<String, WaitingPath> waiting,
+            @StateHint(name = "waiters") MapView<String, Integer> waiters,
             @ArgumentHint(value = ArgumentTrait.SET_SEMANTIC_TABLE, name = "input") Row input) throws Exception {
+        Waiting queue = new Waiting(waiting, waiters);
         if ("path".equals(input.getFieldAs("kind"))) {
-            meet(WaitingPath.of(input), parts, waiting);
+            meet(WaitingPath.of(input), parts, queue);
             return;
         }
         String key = input.getFieldAs("part");
         Double v2 = input.getFieldAs("v2");
         parts.put(key, new double[] {input.<Double>getFieldAs("v1"), v2 == null ? 0 : v2});
-        WaitingPath[] waiters = waiting.get(key);
-        if (waiters == null) return;
-        waiting.remove(key);
-        for (WaitingPath w : waiters) meet(w, parts, waiting);
+        for (WaitingPath w : queue.takeAll(key)) meet(w, parts, queue);
     }
 
     /** Looks up the parts `w` has not found yet; out if all are in, else it waits for the first one missing. */
-    private void meet(WaitingPath w, MapView<String, double[]> parts, MapView<String, WaitingPath[]> waiting)
-            throws Exception {
+    private void meet(WaitingPath w, MapView<String, double[]> parts, Waiting queue) throws Exception {
         if (w.arrayValues == null && (w.arrayValues = parts.get(w.arrayPart)) == null) {
-            wait(w, w.arrayPart, waiting);
+            queue.add(w.arrayPart, w);
         } else if (w.hbaValues == null && (w.hbaValues = parts.get(w.hbaPart)) == null) {
-            wait(w, w.hbaPart, waiting);
+            queue.add(w.hbaPart, w);
         } else if (w.hostPortValues == null && (w.hostPortValues = parts.get(w.hostPortPart)) == null) {
-            wait(w, w.hostPortPart, waiting);
+            queue.add(w.hostPortPart, w);
         } else if (w.arrayPortValues == null && (w.arrayPortValues = parts.get(w.arrayPortPart)) == null) {
-            wait(w, w.arrayPortPart, waiting);
+            queue.add(w.arrayPortPart, w);
         } else {
             collect(Row.of(
                     w.customer, w.host, w.disk, w.direction, w.hostPort, w.queueDepth, w.switchName,
@@ -68,14 +67,39 @@ public final class JoinWindowParts extends ProcessTableFunction<Row> {
         }
     }
 
-    private static void wait(WaitingPath w, String part, MapView<String, WaitingPath[]> waiting) throws Exception {
-        WaitingPath[] waiters = waiting.get(part);
-        if (waiters == null) {
-            waiting.put(part, new WaitingPath[] {w});
-        } else {
-            WaitingPath[] more = Arrays.copyOf(waiters, waiters.length + 1);
-            more[waiters.length] = w;
-            waiting.put(part, more);
+    /**
+     * The paths waiting for each part, one state entry per path (`part#n`) and their count per part: a path added is
+     * one write, whatever waits already. As one array per part, every path added rewrote the part's whole array, and
+     * a switch port shared by thousands of paths (1,000 arrays behind one switch) stopped the job.
+     */
+    private static final class Waiting {
+        private final MapView<String, WaitingPath> paths;
+        private final MapView<String, Integer> counts;
+
+        Waiting(MapView<String, WaitingPath> paths, MapView<String, Integer> counts) {
+            this.paths = paths;
+            this.counts = counts;
+        }
+
+        void add(String part, WaitingPath w) throws Exception {
+            Integer n = counts.get(part);
+            int next = n == null ? 0 : n;
+            paths.put(part + "#" + next, w);
+            counts.put(part, next + 1);
+        }
+
+        List<WaitingPath> takeAll(String part) throws Exception {
+            Integer n = counts.get(part);
+            if (n == null) return List.of();
+            counts.remove(part);
+            List<WaitingPath> taken = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                WaitingPath w = paths.get(part + "#" + i);
+                if (w == null) continue; // expired with the state's time-to-live
+                paths.remove(part + "#" + i);
+                taken.add(w);
+            }
+            return taken;
         }
     }
 }
