@@ -634,6 +634,11 @@ CREATE TABLE sanlens.topology
     `hops` UInt8,
     `distance_km` Float64,
     `queue_depth` UInt32,
+    `transport` LowCardinality(String),
+    `multipath_policy` LowCardinality(String),
+    `volumes` Array(LowCardinality(String)),
+    `ports` UInt16,
+    `databases` Array(LowCardinality(String)),
     `kafka_partition` UInt16,
     `kafka_offset` UInt64,
     `loaded_at` DateTime64(3, 'UTC') DEFAULT now64(3)

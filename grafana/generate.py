@@ -1,6 +1,7 @@
 """Writes every dashboard of grafana/ as provisioning JSON into grafana/dashboards/ and the SLO alert rules.
 
-The alert rules (grafana/slo_alert_rules.py) go to grafana/provisioning/alerting/sanlens-slos.yaml.
+The alert rules (grafana/slo_alert_rules.py) go to grafana/provisioning/alerting/sanlens-slos.yaml, the Tier 0
+warning (grafana/tier_alert_rules.py) to sanlens-tiers.yaml.
 
 .sanlens/venv/bin/python grafana/generate.py [--check]   # --check: fail if a file is out of date
 """
@@ -14,7 +15,15 @@ from pathlib import Path
 
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 
-from grafana import install_base_service_times, load_and_latency, slo_alert_rules, slos, where_the_latency_is
+from grafana import (
+    install_base_service_times,
+    load_and_latency,
+    slo_alert_rules,
+    slos,
+    tier_alert_rules,
+    tiers,
+    where_the_latency_is,
+)
 
 HERE = Path(__file__).resolve().parent
 
@@ -23,6 +32,7 @@ DASHBOARDS = {
     "where-the-latency-is.json": where_the_latency_is,
     "slos.json": slos,
     "load-and-latency.json": load_and_latency,
+    "tiers.json": tiers,
 }
 
 
@@ -37,6 +47,7 @@ def main() -> int:
     stale = []
     files = [(HERE / "dashboards" / name, render(module)) for name, module in DASHBOARDS.items()]
     files.append((slo_alert_rules.PATH, slo_alert_rules.render()))
+    files.append((tier_alert_rules.PATH, tier_alert_rules.render()))
     for path, text in files:
         if args.check:
             if not path.exists() or path.read_text() != text:

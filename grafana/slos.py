@@ -23,6 +23,7 @@ from grafana_foundation_sdk.models.dashboard import DynamicConfigValue, Threshol
 from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query, cascading_variable, datasource_variable
 from grafana.where_the_latency_is import in_range
 from queries.budget import budget_left, burn_rate, per_entity
+from queries.slo_alerts import episodes
 from slo import definitions
 
 UID = "sanlens-slos"
@@ -52,31 +53,6 @@ VARIABLES = [("slo", "SLO", []), ("site", "Site", ["slo"]), ("entity", "Entity",
 def variable(name: str, label: str, parents: list[str]) -> dashboard.QueryVariable:
     # Without FINAL: a window delivered twice lists the same names.
     return cascading_variable(name, label, parents, "sanlens.slo_windows", "window_start")
-
-
-def episodes(where: str) -> str:
-    """The alert episodes of sanlens.slo_alerts (FINAL) whose rows hold `where`: per SLO, entity and severity, from
-    its first firing row to the resolved row that ends it (resolved_at NULL while it fires), the peak of each
-    burn rate while it fired and the period's budget left at its last row."""
-    peaks = ",\n        ".join(f"maxIf(a.burn_{w}, a.state = 'firing') AS peak_burn_{w}" for w in definitions.WINDOWS)
-    return f"""(
-    SELECT slo, entity, site, severity,
-        minIf(a.ts, a.state = 'firing') AS started_at,
-        if(countIf(a.state = 'resolved') > 0, maxIf(a.ts, a.state = 'resolved'), NULL) AS resolved_at,
-        max(a.ts) AS last_at,
-        {peaks},
-        argMax(a.budget_left, a.ts) AS budget_left
-    FROM (
-        SELECT *,
-            sum(state = 'resolved') OVER (
-                PARTITION BY slo, entity, severity ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
-            ) AS episode
-        FROM sanlens.slo_alerts FINAL
-        WHERE {where}
-    ) AS a
-    GROUP BY slo, entity, site, severity, a.episode
-    HAVING countIf(a.state = 'firing') > 0
-)"""
 
 
 # The episodes of the selection; their rows are read whole, so that one that began before the range starts where

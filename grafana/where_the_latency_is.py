@@ -5,7 +5,8 @@ to host to disk. The queries read the breakdown job's tables, sanlens.path_laten
 sanlens.incidents (clickhouse/migrations/0008, 0009, 0017; flink-jobs/breakdown/README.md says what the parts and the
 incidents mean), the volumes' Tier 0 and Tier 1 bytes in sanlens.metrics, the tiering job's
 sanlens.tier_episodes (FINAL, migration 0012) and the dbt view sanlens_marts.tier_migration_effects; the hosts'
-health beside their latency (% Processor Time, transactions/s, HBA queue depths): grafana/host_health.py."""
+health beside their latency (% Processor Time, transactions/s, HBA queue depths): grafana/host_health.py; the
+latency by transport and multipath policy: grafana/by_transport.py."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ from grafana_foundation_sdk.models.common import (
 )
 from grafana_foundation_sdk.models.dashboard import DynamicConfigValue
 
-from grafana import host_health
+from grafana import by_transport, host_health
 from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query, cascading_variable, datasource_variable
+from queries.tier_migrations import EFFECT_FIGURES, tier0_shares
 
 UID = "sanlens-latency-breakdown"
 TITLE = "Where the latency is"
@@ -60,23 +62,8 @@ def reached(columns: str) -> str:
     )"""
 
 
-def tier0_shares(bucket: str, where: str) -> str:
-    """Each hybrid volume's Tier 0 share of its capacity per `bucket` (an expression of ts) where `where` holds,
-    from the arrays' per-volume tier bytes in sanlens.metrics. The report (sanlensctl/report.py) reads it too."""
-    return f"""
-SELECT {bucket} AS time, concat(array, ' / ', volume) AS array_volume,
-    sumIf(value, metric = 'volume.tier0_bytes') / sum(value) AS tier0_share
-FROM sanlens.metrics
-WHERE metric IN ('volume.tier0_bytes', 'volume.tier1_bytes') AND {where}
-GROUP BY time, array, volume
-HAVING sum(value) > 0
-ORDER BY time, array_volume"""
-
-
 # What tier_migration_effects measures before and after each episode, with the unit of each.
 EFFECTS = {"array_us": "µs", "host_us": "µs", "batch_requests": "reqps", "file_us": "µs"}
-# Each measure's figures: the means, its change's interval, the blocks that rests on and whether they are too few.
-EFFECT_FIGURES = ("before", "after", "change_ci_low", "change_ci_high", "blocks", "low_confidence")
 
 # (name, label, the variables it depends on)
 VARIABLES = [("site", "Site", []), ("host", "Host", ["site"]), ("disk", "Disk", ["site", "host"])]
@@ -381,7 +368,8 @@ def build() -> dashboard.Dashboard:
         .uid(UID)
         .tags(["sanlens", "latency", "breakdown", "fabric", "tiering"])
         .description(
-            "Where a host's I/O time goes: host queueing, fabric, array and unexplained parts, stalling switch "
+            "Where a host's I/O time goes: host queueing, fabric, array and unexplained parts (also by transport and "
+            "multipath policy), stalling switch "
             "ports, incidents, tier migrations and their effects, the hosts' CPU, transactions/s and HBA queue "
             "depths, and drill-down from site to host to disk."
         )
@@ -398,6 +386,7 @@ def build() -> dashboard.Dashboard:
         board.with_row(dashboard.Row("Breakdown").id(100))
         .with_panel(breakdown())
         .with_panel(hosts())
+        .with_panel(by_transport.panel())
         .with_row(dashboard.Row("Fabric and incidents").id(101))
         .with_panel(fabric())
         .with_panel(incidents())

@@ -52,3 +52,24 @@ FROM (
 )
 GROUP BY array_model, firmware, direction
 ORDER BY direction DESC, array_model, firmware"""
+
+
+# Per array model, firmware and bucket over everything the dbt view holds for direction {d}: the share of the I/Os.
+HISTOGRAM = """
+SELECT array_model, firmware, bucket, sum(ios) / sum(sum(ios)) OVER (PARTITION BY array_model, firmware) AS share
+FROM sanlens_marts.install_base_histogram
+WHERE direction = {d:String}
+GROUP BY array_model, firmware, bucket
+HAVING sum(ios) > 0
+ORDER BY array_model, firmware, bucket"""
+HAS_HISTOGRAMS = "SELECT count() FROM sanlens_marts.install_base_histogram"
+# Each array model's media (ssd, hybrid), from the inventory.
+MEDIA = "SELECT model, any(media) FROM sanlens.topology FINAL WHERE kind = 'array' GROUP BY model"
+# Per array model, firmware and direction of arrays {arrays} from {a} to {b} (whole minutes): the arrays, their I/Os
+# and the share in the bucket of 0.0625 to 0.125 ms; the demo sets it beside the simulator's own histograms.
+OF_ARRAYS_IN_SPAN = f"""
+SELECT array_model, firmware, direction, uniqExact(array), sum(ios), sumIf(ios, bucket = {BUCKET_0_125_MS}) / sum(ios)
+FROM sanlens.service_time_hist_1m FINAL
+WHERE source = 'array' AND array IN {{arrays:Array(String)}}
+  AND period_start BETWEEN toStartOfMinute({{a:DateTime}}) AND {{b:DateTime}}
+GROUP BY array_model, firmware, direction ORDER BY direction, array_model, firmware"""

@@ -121,3 +121,10 @@ FROM ({samples(HOST_SAMPLES, "site, host, disk, database", where)}
 )
 GROUP BY site, host, time
 HAVING batch_requests > 0 AND sum(reads + writes) > 0"""
+
+
+# The first {n} hosts (by name) with a path to arrays {arrays}.
+HOSTS_ON_ARRAYS = """
+SELECT DISTINCT host FROM sanlens.metrics
+WHERE metric = 'volume.ios' AND array IN {arrays:Array(String)} AND host != ''
+ORDER BY host LIMIT {n:UInt32}"""

@@ -48,3 +48,30 @@ SELECT array_model, from_firmware, to_firmware, direction, metric, arrays,
     mean_delta, ci_low, ci_high, ratio, ratio_ci_low, ratio_ci_high
 FROM sanlens_marts.upgrade_effect
 ORDER BY direction DESC, array_model, from_firmware, to_firmware, {FIGURE_ORDER}"""
+
+
+# How many arrays changed firmware in the inventory (sanlens.topology): why there is no upgrade effect, when none.
+ARRAYS_CHANGED = """
+SELECT countIf(versions > 1)
+FROM (SELECT array, uniqExact(firmware) AS versions FROM sanlens.topology FINAL WHERE kind = 'array' GROUP BY array)"""
+# Per upgrade path and direction of arrays {arrays} that changed between {a} and {b}: the periods compared each way,
+# the shares (in %), the arrays whose interval of the change within 0.125 ms excludes zero, the mean and the change
+# of p99 (in ms), as the demo prints them.
+OF_ARRAYS_IN_SPAN = """
+SELECT array_model, from_firmware, to_firmware, direction, uniqExact(array, changed_at) AS arrays,
+       concat(toString(min(matched_periods)),
+              if(min(matched_periods) < max(matched_periods), concat('-', toString(max(matched_periods))), ''),
+              ' ', arrayStringConcat(arraySort(groupUniqArray(period)), '/'), 's') AS each_way,
+       round(100 * avgIf(before, metric = 'share_0_0625_to_0_125_ms'), 1) AS pct_bucket4_before,
+       round(100 * avgIf(after, metric = 'share_0_0625_to_0_125_ms'), 1) AS pct_bucket4_after,
+       round(100 * avgIf(before, metric = 'share_within_0_125_ms'), 1) AS pct_within_0_125_before,
+       round(100 * avgIf(after, metric = 'share_within_0_125_ms'), 1) AS pct_within_0_125_after,
+       countIf(metric = 'share_within_0_125_ms' AND (delta_ci_low > 0 OR delta_ci_high < 0))
+           AS arrays_ci_excl_0,
+       round(avgIf(before, metric = 'mean_ms'), 3) AS mean_ms_before,
+       round(avgIf(after, metric = 'mean_ms'), 3) AS mean_ms_after,
+       round(avgIf(delta, metric = 'p99_ms'), 3) AS p99_ms_delta
+FROM sanlens_marts.upgrade_effect_by_array
+WHERE array IN {arrays:Array(String)} AND changed_at BETWEEN {a:DateTime64(3)} AND {b:DateTime64(3)}
+GROUP BY array_model, from_firmware, to_firmware, direction
+ORDER BY array_model, from_firmware, direction"""

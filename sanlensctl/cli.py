@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import logging
 import os
@@ -14,6 +13,7 @@ from pathlib import Path
 
 from sanlensctl import config, install, procs
 from sanlensctl.errors import SanlensError
+from sanlensctl.output import print_rows
 
 COMMANDS = {
     "up": "start the local stack in the background, wait until healthy, print the endpoints",
@@ -21,6 +21,7 @@ COMMANDS = {
     "down": "stop every process of the stack by PID (--purge also deletes its data)",
     "logs": "print a component's log (kafka, clickhouse, flink-normalize, loader, inbox, alertmanager, ...)",
     "migrate": "apply ClickHouse schema migrations (clickhouse/migrations/)",
+    "topics": "create the Kafka topics of the contract (ingest/topics.yaml) that are missing",
     "sql": "run a query on ClickHouse and print the result",
     "dbt": "run dbt on the project in dbt/ with the local profile, e.g. ./sanlens dbt build",
     "demo": "the main job: bring the stack up and run the pipeline on a simulated fleet",
@@ -208,6 +209,17 @@ def cmd_migrate(args) -> int:
     return 0
 
 
+def cmd_topics(args) -> int:
+    from sanlensctl import topics
+
+    try:
+        created = topics.ensure()
+    except Exception as exc:
+        raise SanlensError(f"cannot create the topics at {config.KAFKA_BOOTSTRAP}: {str(exc)[:200]}") from exc
+    print(f"topics created: {', '.join(created)}" if created else "every topic of the contract exists")
+    return 0
+
+
 def cmd_sql(args) -> int:
     from sanlensctl import db
 
@@ -225,37 +237,10 @@ def cmd_sql(args) -> int:
     return 0
 
 
-def print_rows(columns, rows, fmt: str = "table", out=sys.stdout) -> None:
-    if fmt == "csv":
-        writer = csv.writer(out)
-        writer.writerow(columns)
-        writer.writerows(rows)
-    elif fmt == "json":
-        print(json.dumps([dict(zip(columns, r)) for r in rows], default=str, indent=1), file=out)
-    else:
-        cells = [[str(c) for c in columns]] + [["" if v is None else str(v) for v in r] for r in rows]
-        widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
-        line = lambda row: "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip()
-        print(line(cells[0]), file=out)
-        print("  ".join("-" * w for w in widths), file=out)
-        for row in cells[1:]:
-            print(line(row), file=out)
-        print(f"({len(rows)} row{'s' if len(rows) != 1 else ''})", file=out)
-
-
-def dbt(*dbt_args: str, check: bool = True) -> int:
-    exe = install.dbt_venv()
-    project = config.ROOT / "dbt"
-    argv = [str(exe), *dbt_args, "--project-dir", str(project), "--profiles-dir", str(project)]
-    env = dict(config.tool_env(), DBT_TARGET=os.environ.get("DBT_TARGET", "local"))
-    rc = subprocess.call(argv, env=env, cwd=project)
-    if check and rc != 0:
-        raise SanlensError(f"dbt {' '.join(dbt_args)} failed (exit {rc}): see the output above and dbt/logs/")
-    return rc
-
-
 def cmd_dbt(args) -> int:
-    return dbt(*(args.args or ["build"]), check=False)
+    from sanlensctl import dbt_project
+
+    return dbt_project.run(*(args.args or ["build"]), check=False)
 
 
 def cmd_demo(args) -> int:
@@ -312,6 +297,11 @@ def cmd_test(args) -> int:
 
     install.everything()
     install.require_chromium()
+    # The JUnit tests of the jobs' Java run beside the lint (in seconds), in a folder of the test run's own; not
+    # when a test file is named (only it runs).
+    java = None
+    if not any(Path(a).exists() for a in args.args):
+        java = install.JavaTests(config.TEST_RUN.parent / f"{config.TEST_RUN.name}-java").start()
     for lint, fix in ((["check", "."], "check --fix ."), (["format", "--check", "."], "format .")):
         if subprocess.call([sys.executable, "-m", "ruff", *lint], cwd=config.ROOT) != 0:
             raise SanlensError(f"ruff {' '.join(lint)} found problems (above): .sanlens/venv/bin/ruff {fix} fixes many")
@@ -319,6 +309,8 @@ def cmd_test(args) -> int:
         raise SanlensError(
             "sqlfluff found problems (above): .sanlens/venv/bin/sqlfluff fix dbt/models dbt/tests fixes many"
         )
+    if java:
+        print(f"==> {java.finish()}", file=sys.stderr, flush=True)
     pytest_args = [a for a in args.args if a != "--keep"]
     if stack.running():
         print(

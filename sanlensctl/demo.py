@@ -18,9 +18,11 @@ from datetime import UTC, datetime
 from ingest import topics
 from ingest.loader import rollups, spans
 from ingest.loader.loader import DEFAULT_ROUTES
-from sanlensctl import cli, config, db, offsets, stack
+from queries import cohorts, host_health, incidents, pipeline_accounting, tier_migrations, upgrade_effect
+from sanlensctl import config, db, dbt_project, offsets, stack
 from sanlensctl.components import flink, loader, telegraf
 from sanlensctl.errors import SanlensError
+from sanlensctl.output import print_rows
 
 # The pipeline's stages, each a consumer group: what it reads.
 STAGES = {job: (flink.group(job), inputs) for job, inputs in flink.INPUTS.items()} | {
@@ -70,6 +72,10 @@ class Watch:
             (t_first, first), (t_last, last) = self.history[0], self.history[-1]
         return (last[stage].committed - first[stage].committed) / (t_last - t_first) if t_last > t_first else 0.0
 
+    def accounted(self) -> dict:
+        """The query parameters of this run's accounting: its sites since the window it started in."""
+        return {"s": self.window_from, "sites": self.sites}
+
     def stalled_for(self) -> float:
         return time.monotonic() - self.last_advance
 
@@ -90,11 +96,7 @@ class Watch:
         now, size = time.monotonic(), offsets.topic_size(topics.METRICS)
         t_prev, size_prev = self.metrics_in[-1]
         self.metrics_in.append((now, size))
-        windows = self.client.command(
-            "SELECT uniqExact(window_start) FROM sanlens.pipeline_accounting "
-            "WHERE window_start >= {s:DateTime64(3)} AND site IN {sites:Array(String)}",
-            parameters={"s": self.window_from, "sites": self.sites},
-        )
+        windows = self.client.command(pipeline_accounting.WINDOWS, parameters=self.accounted())
         stages = "  ".join(f"{name} lag {p.lag:,} ({self.rate(name):,.0f}/s)" for name, p in positions.items())
         left = self.seconds_left(positions)
         eta = "" if left is None or left == 0 else f"  about {_duration(left)} left"
@@ -198,7 +200,7 @@ def run(args) -> int:
     print("==> rolling up the service-time histograms", flush=True)
     rollups.refresh(client, since)
     print("==> building the dbt marts", flush=True)
-    cli.dbt("build", "--quiet")
+    dbt_project.run("build", "--quiet")
     _summary(client, watch, run, truth_dir)
     return 0
 
@@ -218,13 +220,7 @@ def _wait_drained(watch: Watch, stall_timeout: float) -> str | None:
 
 
 def _accounted_in(client, watch: Watch) -> int:
-    return int(
-        client.command(
-            "SELECT sum(records) FROM sanlens.pipeline_accounting WHERE unit = 'records' AND outcome = 'in' "
-            "AND window_start >= {s:DateTime64(3)} AND site IN {sites:Array(String)}",
-            parameters={"s": watch.window_from, "sites": watch.sites},
-        )
-    )
+    return int(client.command(pipeline_accounting.RECORDS, parameters=watch.accounted()))
 
 
 def _wait_accounted(client, watch: Watch, produced: int, timeout: float = 120, settled_s: float = 20) -> None:
@@ -243,23 +239,13 @@ def _wait_accounted(client, watch: Watch, produced: int, timeout: float = 120, s
 
 
 def _accounting(client, watch: Watch, run, partial: bool = False) -> None:
-    acc = client.query(
-        """
-        SELECT unit, outcome, reason, sum(records) FROM sanlens.pipeline_accounting
-        WHERE window_start >= {s:DateTime64(3)} AND site IN {sites:Array(String)}
-        GROUP BY unit, outcome, reason ORDER BY unit, outcome = 'in' DESC, outcome, reason""",
-        parameters={"s": watch.window_from, "sites": watch.sites},
-    )
+    acc = client.query(pipeline_accounting.BY_OUTCOME, parameters=watch.accounted())
     produced = sum(run.truth.records.values())
     counted = _accounted_in(client, watch)
-    heartbeats = client.command(
-        "SELECT sum(records) FROM sanlens.pipeline_accounting WHERE unit = 'records' AND outcome = 'in' "
-        "AND window_start >= {s:DateTime64(3)} AND site = ''",
-        parameters={"s": watch.window_from},
-    )
+    heartbeats = client.command(pipeline_accounting.HEARTBEATS, parameters={"s": watch.window_from})
     title = "PARTIAL accounting" if partial else "Pipeline accounting"
     print(f"\n{title} of this run (sites {', '.join(watch.sites)}; windows from {watch.window_from:%H:%M:%S} UTC):")
-    cli.print_rows(["unit", "outcome", "reason", "count"], acc.result_rows)
+    print_rows(["unit", "outcome", "reason", "count"], acc.result_rows)
     verdict = "all of them" if counted == produced else f"{produced - counted:,} NOT counted"
     print(
         f"records in: {counted:,} of the {produced:,} the simulated fleet sent ({verdict}); "
@@ -269,19 +255,9 @@ def _accounting(client, watch: Watch, run, partial: bool = False) -> None:
 
 def _summary(client, watch: Watch, run, truth_dir) -> None:
     _accounting(client, watch, run)
-    hosts = client.query(
-        """
-        SELECT host, round(avgIf(value, metric = 'disk.read_latency' AND disk = 'D:')) AS read_us,
-               round(avgIf(value, metric = 'disk.write_latency' AND disk = 'D:')) AS write_us,
-               round(avgIf(value, metric = 'file.read_latency')) AS dmv_read_us,
-               round(maxIf(value, metric = 'hba.outstanding_ios')) AS max_outstanding
-        FROM sanlens.metrics
-        WHERE site IN {sites:Array(String)} AND host != '' AND ts BETWEEN {a:DateTime64(3)} AND {b:DateTime64(3)}
-        GROUP BY host ORDER BY host LIMIT 20""",
-        parameters={"sites": watch.sites, **_span(run)},
-    )
+    hosts = client.query(host_health.LATENCY_OF_SITES_IN_SPAN, parameters={"sites": watch.sites, **_span(run)})
     print("\nHost-side latency of this run (Perfmon data disk, SQL Server file stats), microseconds:")
-    cli.print_rows(hosts.column_names, hosts.result_rows)
+    print_rows(hosts.column_names, hosts.result_rows)
     _install_base_summary(client, run, truth_dir)
     _incidents_summary(client, watch, run, truth_dir)
     _tiering_summary(client, watch, run, truth_dir)
@@ -305,25 +281,16 @@ def _incidents_summary(client, watch: Watch, run, truth_dir) -> None:
     planted = [e for e in planted if e["type"] in ("slow_drain", "hba_saturation", "workload_added")]
     at = lambda epoch: "" if epoch is None else f"{datetime.fromtimestamp(epoch, UTC):%H:%M:%S}"
     print("\nLatency faults the scenario planted (firmware upgrades and tiering move latency too, for the better):")
-    cli.print_rows(
+    print_rows(
         ["contributor", "component", "type", "start", "end"],
         [
             (e["contributor"], e["component"], e["type"], at(e["start"]), at(e["end"]) or "(to the end)")
             for e in planted
         ],
     )
-    found = client.query(
-        """
-        SELECT contributor, component, formatDateTime(started_at, '%H:%i:%S') AS started,
-               if(ended_at IS NULL, 'open', formatDateTime(ended_at, '%H:%i:%S')) AS ended,
-               round(excess_us) AS excess_us, severity, length(paths) AS paths
-        FROM sanlens_marts.latency_incidents
-        WHERE site IN {sites:Array(String)} AND started_at BETWEEN {a:DateTime64(3)} AND {b:DateTime64(3)}
-        ORDER BY started_at""",
-        parameters={"sites": watch.sites, **_span(run)},
-    )
+    found = client.query(incidents.OF_SITES_IN_SPAN, parameters={"sites": watch.sites, **_span(run)})
     print("Incidents the pipeline found in this run (sanlens_marts.latency_incidents):")
-    cli.print_rows(found.column_names, found.result_rows)
+    print_rows(found.column_names, found.result_rows)
 
 
 def _tiering_summary(client, watch: Watch, run, truth_dir) -> None:
@@ -334,7 +301,7 @@ def _tiering_summary(client, watch: Watch, run, truth_dir) -> None:
     if not planted:
         return
     print("\nAuto-tiering the scenario enabled:")
-    cli.print_rows(
+    print_rows(
         ["volume", "start", "tier0 from", "tier0 target", "batch req/s", "time to effect s"],
         [
             (
@@ -348,23 +315,9 @@ def _tiering_summary(client, watch: Watch, run, truth_dir) -> None:
             for e in planted
         ],
     )
-    found = client.query(
-        """
-        SELECT concat(e.volume, ' on ', e.array) AS volume, formatDateTime(e.started_at, '%H:%i:%S') AS started,
-               if(e.settled_at IS NULL, 'moving', formatDateTime(e.settled_at, '%H:%i:%S')) AS settled,
-               round(x.tier0_share_before, 3) AS tier0_before, round(x.tier0_share_after, 3) AS tier0_after,
-               round(x.host_us_before) AS host_us_before, round(x.host_us_after) AS host_us_after,
-               concat('+', toString(round(100 * (x.batch_requests_after / x.batch_requests_before - 1))), '%')
-                   AS batch_req_s,
-               x.time_to_effect_s AS time_to_effect_s
-        FROM sanlens.tier_episodes AS e FINAL
-        LEFT JOIN sanlens_marts.tier_migration_effects AS x ON e.episode_id = x.episode_id
-        WHERE e.site IN {sites:Array(String)} AND e.started_at BETWEEN {a:DateTime64(3)} AND {b:DateTime64(3)}
-        ORDER BY e.started_at""",
-        parameters={"sites": watch.sites, **_span(run)},
-    )
+    found = client.query(tier_migrations.OF_SITES_IN_SPAN, parameters={"sites": watch.sites, **_span(run)})
     print("Tier-migration episodes the pipeline found in this run (sanlens_marts.tier_migration_effects):")
-    cli.print_rows(found.column_names, found.result_rows)
+    print_rows(found.column_names, found.result_rows)
 
 
 def _span(run) -> dict:
@@ -384,15 +337,7 @@ def _install_base_summary(client, run, truth_dir) -> None:
         planted[(t["model"], t["firmware"], t["direction"])][0] += t["counts"][4]
         planted[(t["model"], t["firmware"], t["direction"])][1] += sum(t["counts"])
     arrays = {"arrays": list(run.s.arrays), **_span(run)}
-    rows = client.query(
-        """
-        SELECT array_model, firmware, direction, uniqExact(array), sum(ios), sumIf(ios, bucket = 4) / sum(ios)
-        FROM sanlens.service_time_hist_1m FINAL
-        WHERE source = 'array' AND array IN {arrays:Array(String)}
-          AND period_start BETWEEN toStartOfMinute({a:DateTime}) AND {b:DateTime}
-        GROUP BY array_model, firmware, direction ORDER BY direction, array_model, firmware""",
-        parameters=arrays,
-    ).result_rows
+    rows = client.query(cohorts.OF_ARRAYS_IN_SPAN, parameters=arrays).result_rows
     table = []
     for model, fw, d, n, ios, share in rows:
         fast, total = planted[(model, fw, d)]
@@ -401,32 +346,12 @@ def _install_base_summary(client, run, truth_dir) -> None:
         "\nInstall base, this run: I/Os in bucket 4 (0.0625-0.125 ms) per array model and firmware, measured by the "
         "pipeline against planted (I/O-weighted; per array: ./sanlens report)"
     )
-    cli.print_rows(
+    print_rows(
         ["model", "firmware", "direction", "arrays", "ios_measured", "ios_simulated"]
         + ["pct_bucket4", "pct_bucket4_planted"],
         table,
     )
-    effect = client.query(
-        """
-        SELECT array_model, from_firmware, to_firmware, direction, uniqExact(array, changed_at) AS arrays,
-               concat(toString(min(matched_periods)),
-                      if(min(matched_periods) < max(matched_periods), concat('-', toString(max(matched_periods))), ''),
-                      ' ', arrayStringConcat(arraySort(groupUniqArray(period)), '/'), 's') AS each_way,
-               round(100 * avgIf(before, metric = 'share_0_0625_to_0_125_ms'), 1) AS pct_bucket4_before,
-               round(100 * avgIf(after, metric = 'share_0_0625_to_0_125_ms'), 1) AS pct_bucket4_after,
-               round(100 * avgIf(before, metric = 'share_within_0_125_ms'), 1) AS pct_within_0_125_before,
-               round(100 * avgIf(after, metric = 'share_within_0_125_ms'), 1) AS pct_within_0_125_after,
-               countIf(metric = 'share_within_0_125_ms' AND (delta_ci_low > 0 OR delta_ci_high < 0))
-                   AS arrays_ci_excl_0,
-               round(avgIf(before, metric = 'mean_ms'), 3) AS mean_ms_before,
-               round(avgIf(after, metric = 'mean_ms'), 3) AS mean_ms_after,
-               round(avgIf(delta, metric = 'p99_ms'), 3) AS p99_ms_delta
-        FROM sanlens_marts.upgrade_effect_by_array
-        WHERE array IN {arrays:Array(String)} AND changed_at BETWEEN {a:DateTime64(3)} AND {b:DateTime64(3)}
-        GROUP BY array_model, from_firmware, to_firmware, direction
-        ORDER BY array_model, from_firmware, direction""",
-        parameters=arrays,
-    )
+    effect = client.query(upgrade_effect.OF_ARRAYS_IN_SPAN, parameters=arrays)
     if effect.result_rows:
         print(
             "\nUpgrade effect on this run's arrays (after - before over matched periods each way: whole hours where "
@@ -435,7 +360,7 @@ def _install_base_summary(client, run, truth_dir) -> None:
             "service time and the change of p99 in ms). Per array with its intervals: "
             "sanlens_marts.upgrade_effect_by_array; across the fleet: sanlens_marts.upgrade_effect"
         )
-        cli.print_rows(effect.column_names, effect.result_rows)
+        print_rows(effect.column_names, effect.result_rows)
     elif any(e["type"] == "firmware_upgrade" for e in run.s.events):
         print(
             "\nUpgrade effect on this run's arrays: none. No upgraded array has array-reported service-time "

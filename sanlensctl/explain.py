@@ -4,7 +4,8 @@ and arrays they touched); then, per path and direction, what the host measured a
 I/O-weighted (the breakdown job's windows, sanlens.path_latency), during each incident and outside them, so that
 a short incident is not averaged away by the hour around it. Beside them, the host's health: % Processor Time and
 SQL Server's transactions/s over the same parts, and its HBA ports' queue depth against its fleet's setting
-(sanlensctl/host_health.py)."""
+(queries/host_health.py); its paths as the inventory has them: each disk's volume, transport (FC or iSCSI) and MPIO
+policy. The queries: queries/latency_breakdown.py, queries/incidents.py, queries/path_inventory.py."""
 
 from __future__ import annotations
 
@@ -14,38 +15,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from queries import incidents as incident_table
+from queries import latency_breakdown, path_inventory
 from sanlensctl import db, host_health
 from sanlensctl.errors import SanlensError
+from sanlensctl.output import print_rows
 
-PARTS = ("host_queueing", "fabric", "array", "unexplained")
 DEFAULT_SPAN = timedelta(hours=1)
-
-# The windows of the span but those in the spans left out ({out_from} to {out_to}, epoch seconds: the incidents')
-QUERY = f"""
-SELECT w.disk AS disk, w.direction AS direction,
-    concat(any(w.array), ':', any(w.volume)) AS volume,
-    concat(any(w.switch), ' ', any(w.host_switch_port), ' > ', any(w.array_switch_port)) AS switch_ports,
-    count() AS windows, sum(w.ios) AS ios, sum(w.host_us * w.ios) / sum(w.ios) AS measured_us,
-    {", ".join(f"sum(w.{p}_us * w.ios) / sum(w.ios) AS {p}_us" for p in PARTS)}
-FROM sanlens.path_latency AS w FINAL
-WHERE w.host = {{host:String}} AND ({{disk:String}} = '' OR w.disk = {{disk:String}})
-    AND w.window_start >= {{start:DateTime64(3)}} AND w.window_start < {{end:DateTime64(3)}}
-    AND NOT arrayExists((f, t) -> toUnixTimestamp(w.window_start) >= f AND toUnixTimestamp(w.window_start) < t,
-        {{out_from:Array(Int64)}}, {{out_to:Array(Int64)}})
-GROUP BY disk, direction ORDER BY disk, direction
-"""
-# The incidents along the host's (or the disk's) paths, host:disk:direction, that overlap the span
-INCIDENTS = f"""
-SELECT {incident_table.COLUMNS}
-FROM sanlens.incidents
-WHERE arrayExists(p -> startsWith(p, {{prefix:String}}), paths)
-    AND started_at < {{end:DateTime64(3)}} AND (ended_at IS NULL OR ended_at > {{start:DateTime64(3)}})
-ORDER BY started_at, component
-"""
-LAST_WINDOW = "SELECT max(window_start) + INTERVAL 10 SECOND FROM sanlens.path_latency WHERE host = {host:String}"
-HOSTS = "SELECT DISTINCT host FROM sanlens.path_latency"
-DISKS = "SELECT DISTINCT disk FROM sanlens.path_latency WHERE host = {host:String} ORDER BY disk"
-
+PATH_HEAD = ["disk", "volume", "transport", "multipath policy", "HBA port", "since"]
 TIME_FORMATS = (
     "an ISO 8601 time (2026-11-27T16:13, an offset converted to UTC), a time of day (16:13), or -30m, -2h, -1d"
 )
@@ -134,29 +110,29 @@ def segment_params(segment: Segment) -> dict:
 def rows(client, host: str, disk: str, segment: Segment) -> list[dict]:
     """One row per path and direction of the segment: measured_us, each part in µs, the largest part."""
     params = {"host": host, "disk": disk, **segment_params(segment)}
-    out = list(client.query(QUERY, parameters=params).named_results())
+    out = list(client.query(latency_breakdown.PER_PATH, parameters=params).named_results())
     for row in out:
-        row["largest"] = max(PARTS, key=lambda p: row[f"{p}_us"])
+        row["largest"] = max(latency_breakdown.PARTS, key=lambda p: row[f"{p}_us"])
     return out
 
 
 def incidents(client, host: str, disk: str, start: datetime, end: datetime) -> list[dict]:
     """The incidents in the span along the host's (or the disk's) paths."""
     params = {"prefix": f"{host}:{disk}:" if disk else f"{host}:", "start": start, "end": end}
-    return list(client.query(INCIDENTS, parameters=params).named_results())
+    return list(client.query(incident_table.ALONG_PATHS, parameters=params).named_results())
 
 
 def span(client, host: str, disk: str, start: str | None, end: str | None) -> tuple[datetime, datetime]:
     """The span asked for (`when`'s forms); by default the last hour of the host's data. An unknown host, an unknown
     disk or a span that ends before it starts is an error that says what is known."""
-    last = client.query(LAST_WINDOW, parameters={"host": host}).first_row[0]
+    last = client.query(latency_breakdown.LAST_WINDOW_END, parameters={"host": host}).first_row[0]
     if last.year < 2000:  # max() of no rows
-        known = [r[0] for r in client.query(HOSTS).result_rows]
+        known = [r[0] for r in client.query(latency_breakdown.HOSTS).result_rows]
         if not known:
             raise SanlensError("no host has a latency breakdown yet: run ./sanlens demo, or wait for the first windows")
         near = ", ".join(nearest(host, known))
         raise SanlensError(f"no latency breakdown for host {host}; the known hosts nearest it: {near}")
-    disks = [r[0] for r in client.query(DISKS, parameters={"host": host}).result_rows]
+    disks = [r[0] for r in client.query(latency_breakdown.DISKS, parameters={"host": host}).result_rows]
     if disk and disk not in disks:
         raise SanlensError(f"host {host} has no disk {disk} with a latency breakdown; its disks: {', '.join(disks)}")
     stop = when(end, naive_utc(last)) if end else naive_utc(last)
@@ -169,18 +145,16 @@ def span(client, host: str, disk: str, start: str | None, end: str | None) -> tu
 def table(found: list[dict]) -> tuple[list[str], list[list]]:
     """Columns and cells for print_rows: each part as 'µs (share of measured)'."""
     columns = ["disk", "direction", "volume", "switch ports", "windows", "ios", "measured us"]
-    columns += [f"{p} us" for p in PARTS] + ["largest"]
+    columns += [f"{p} us" for p in latency_breakdown.PARTS] + ["largest"]
     cells = []
     for r in found:
-        parts = [f"{r[f'{p}_us']:.1f} ({r[f'{p}_us'] / r['measured_us']:.0%})" for p in PARTS]
+        parts = [f"{r[f'{p}_us']:.1f} ({r[f'{p}_us'] / r['measured_us']:.0%})" for p in latency_breakdown.PARTS]
         head = [r["disk"], r["direction"], r["volume"], r["switch_ports"], r["windows"], r["ios"]]
         cells.append([*head, f"{r['measured_us']:.1f}", *parts, r["largest"]])
     return columns, cells
 
 
 def run(target: str, start: str | None, end: str | None) -> int:
-    from sanlensctl.cli import print_rows
-
     host, _, disk = target.partition(":")
     disk = f"{disk}:" if disk and not disk.endswith(":") else disk  # D or D: both name the disk D:
     client = db.reachable()
@@ -194,6 +168,7 @@ def run(target: str, start: str | None, end: str | None) -> int:
         return 1
     show_incidents(touched)
     host_health.show(client, host, [(s.title, segment_params(s)) for s in spans])
+    show_paths(client, host, disk, end)
     for segment, found in parts:
         clock = f"{incident_table.clock(segment.start, start)} to {incident_table.clock(segment.end, start)} UTC"
         print(f"\nwhere the time went {segment.title}, {clock}:")
@@ -204,10 +179,18 @@ def run(target: str, start: str | None, end: str | None) -> int:
     return 0
 
 
+def show_paths(client, host: str, disk: str, at: datetime) -> None:
+    """Each of the host's paths as the inventory had it at the span's end: how it reaches its volume and the MPIO
+    policy it is load-balanced by."""
+    params = {"host": host, "disk": disk, "at": at}
+    found = list(client.query(path_inventory.AS_OF, parameters=params).named_results())
+    print(f"\nits paths in the inventory at {at:%Y-%m-%d %H:%M:%S} UTC:")
+    cells = [[r["disk"], r["volume"], r["transport"], r["multipath_policy"], r["host_port"], r["since"]] for r in found]
+    print_rows(PATH_HEAD, cells)
+
+
 def show_incidents(touched: list[dict]) -> None:
     """The incidents, numbered for the breakdowns during each, and what their severity means."""
-    from sanlensctl.cli import print_rows
-
     if not touched:
         print("\nno incident along its paths in the span")
         return

@@ -5,14 +5,19 @@ The Python environment itself is created by the ./sanlens launcher before this m
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
+from xml.etree import ElementTree
 
 from sanlensctl import config
 from sanlensctl.errors import SanlensError
@@ -39,7 +44,7 @@ TELEGRAF_PLUGINS = [
 ALERTMANAGER_VERSION = "0.31.1"  # from v0.32 the module embeds a web UI build it does not ship: no `go install`
 MAVEN_BUNDLES = {  # lib folder -> pom that lists its jars
     "kafka": config.ROOT / "sanlensctl" / "maven" / "kafka" / "pom.xml",
-    "flink": config.ROOT / "flink-jobs" / "pom.xml",
+    "flink": config.ROOT / "sanlensctl" / "maven" / "flink" / "pom.xml",
 }
 
 
@@ -120,66 +125,128 @@ def maven_jars() -> None:
         step(f"{name}: {len(list(target.glob('*.jar')))} jars in {time.monotonic() - t0:.0f} s")
 
 
+FUNCTIONS_POM = config.ROOT / "flink-jobs" / "pom.xml"
 FUNCTIONS_JAR = config.LIB / "jobs" / "sanlens-functions.jar"
+FUNCTIONS_BUILD = config.STATE / "build" / "functions"
+# Maven's JVM lives for seconds: C1 alone ends it sooner (docs/benchmarks.md, "The jobs' Java"); a module this
+# size needs little heap.
+MAVEN_JVM = "-XX:TieredStopAtLevel=1 -Xmx512m"
+
+
+def maven_java(goals: list[str], build: Path, log: Path) -> int:
+    """Maven on the jobs' Java (flink-jobs/pom.xml), its output in `build`, its own output appended to `log`; the
+    exit status. Offline first: after the first build ~/.m2 holds every plugin and jar, and the build neither waits
+    on nor needs the network; online when something is missing there (a fresh machine, a version changed)."""
+    mvn = _require_tool("mvn", "install Maven 3 (Debian: apt-get install maven)")
+    env = config.tool_env()
+    env["MAVEN_OPTS"] = f"{env.get('MAVEN_OPTS', '')} {MAVEN_JVM}".strip()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    for offline in (["-o"], []):
+        argv = [mvn, "-B", "-q", *offline, "-f", str(FUNCTIONS_POM), f"-Dsanlens.build={build}", *goals]
+        with open(log, "ab") as fh:
+            fh.write(f"\n$ {' '.join(argv)}\n".encode())
+            fh.flush()
+            start = fh.tell()
+            rc = subprocess.call(argv, stdout=fh, stderr=subprocess.STDOUT, env=env)
+        with open(log, "rb") as fh:
+            fh.seek(start)
+            missing = b"in offline mode" in fh.read()  # "Cannot access central (...) in offline mode and ..."
+        if rc == 0 or not missing:
+            break
+    return rc
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """An exclusive lock on `path` for the block: two processes (two test runs) never build into one folder at once."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def function_jar() -> Path:
-    """The jobs' Java functions and formats (flink-jobs/<job>/java/), compiled with javac against the Flink
-    jars PyFlink ships, so they match the runtime's Flink exactly and need no download; a folder's
-    META-INF/services files register its factories."""
-    import importlib.util
-
-    flink_lib = Path(importlib.util.find_spec("pyflink").submodule_search_locations[0]) / "lib"
-    sources = sorted((config.ROOT / "flink-jobs").glob("*/java/**/*.java"))
-    services = sorted((config.ROOT / "flink-jobs").glob("*/java/META-INF/services/*"))
+    """The jobs' Java functions and formats (flink-jobs/<job>/java/, with their META-INF/services files), built by
+    Maven from flink-jobs/pom.xml against Flink's own jars at the version PyFlink ships (`provided`), into
+    .sanlens/lib/jobs; rebuilt from scratch when the pom or a file of a java/ folder changes. The JUnit tests
+    (java-test/) are not run here: `./sanlens test` runs them (JavaTests)."""
+    inputs = [FUNCTIONS_POM, *sorted(p for p in FUNCTIONS_POM.parent.glob("*/java/**/*") if p.is_file())]
     stamp = FUNCTIONS_JAR.with_suffix(".sha256")
-    digest = _digest(*sources, *services, *(p.name for p in sorted(flink_lib.glob("*.jar"))))
+    digest = _digest(*inputs, *(str(p.relative_to(config.ROOT)) for p in inputs))
     if FUNCTIONS_JAR.exists() and _fresh(stamp, digest):
         return FUNCTIONS_JAR
-    jdk = Path(require_java()).resolve().parent  # the tools of the same Java 17 that runs the stack
-    javac, jar = jdk / "javac", jdk / "jar"
-    if not javac.exists() or not jar.exists():
-        raise SanlensError(
-            f"a Java 17 JDK is required to compile the jobs' Java functions: {jdk} has no javac "
-            "(Debian: apt-get install openjdk-17-jdk-headless)"
-        )
-    step(f"compiling the jobs' Java functions into .sanlens/lib/jobs/{FUNCTIONS_JAR.name}")
-    classes = FUNCTIONS_JAR.parent / "classes"
-    shutil.rmtree(classes, ignore_errors=True)
-    _run(
-        [
-            str(javac),
-            "-J-XX:-UsePerfData",
-            "--release",
-            "17",
-            "-cp",
-            f"{flink_lib}/*",
-            "-d",
-            str(classes),
-            *map(str, sources),
-        ],
-        "javac of the jobs' functions",
-    )
-    for service in services:  # one file per interface: the implementations of every folder in it
-        target = classes / "META-INF" / "services" / service.name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with target.open("a") as out:
-            out.write(service.read_text())
-    _run(
-        [
-            str(jar),
-            "-J-XX:-UsePerfData",
-            "cf",
-            str(FUNCTIONS_JAR),
-            "-C",
-            str(classes),
-            ".",
-        ],
-        "jar of the jobs' functions",
-    )
-    shutil.rmtree(classes)
-    stamp.write_text(digest)
+    with _locked(FUNCTIONS_BUILD.parent / "functions.lock"):
+        if FUNCTIONS_JAR.exists() and _fresh(stamp, digest):  # another process built it meanwhile
+            return FUNCTIONS_JAR
+        require_java()
+        step(f"building the jobs' Java functions with Maven into .sanlens/lib/jobs/{FUNCTIONS_JAR.name}")
+        t0 = time.monotonic()
+        shutil.rmtree(FUNCTIONS_BUILD, ignore_errors=True)
+        log = config.STATE / "install-functions.log"
+        if maven_java(["package", "-Dmaven.test.skip=true"], FUNCTIONS_BUILD, log) != 0:  # a broken test: still a jar
+            raise SanlensError(f"the Maven build of the jobs' Java functions failed: see {log}")
+        FUNCTIONS_JAR.parent.mkdir(parents=True, exist_ok=True)
+        partial = FUNCTIONS_JAR.with_suffix(".jar.partial")
+        shutil.copyfile(FUNCTIONS_BUILD / FUNCTIONS_JAR.name, partial)
+        os.replace(partial, FUNCTIONS_JAR)  # a job starting now loads the old jar or the new one, never half of one
+        stamp.write_text(digest)
+        step(f"functions: {FUNCTIONS_JAR.name} in {time.monotonic() - t0:.0f} s")
     return FUNCTIONS_JAR
+
+
+class JavaTests:
+    """The JUnit tests of the jobs' Java (flink-jobs/<job>/java-test/): `mvn test` in a folder of the test run's
+    own (`build`), in the background from start() on; finish() waits for it and raises on a failure, naming the
+    failed tests."""
+
+    def __init__(self, build: Path):
+        self.build = build
+        self.log = build.parent / f"{build.name}.log"
+        self.thread: threading.Thread | None = None
+        self.rc: int | None = None
+        self.t0 = 0.0
+
+    def start(self) -> JavaTests:
+        shutil.rmtree(self.build, ignore_errors=True)
+        self.log.unlink(missing_ok=True)
+        self.t0 = time.monotonic()
+
+        def run() -> None:
+            self.rc = maven_java(["test"], self.build, self.log)
+
+        # not a daemon: when the lint fails first, the command still waits for Maven instead of orphaning it
+        self.thread = threading.Thread(target=run, name="java-tests")
+        self.thread.start()
+        return self
+
+    def finish(self) -> str:
+        """One line: how many tests ran and how long the build and tests took; raises when one failed."""
+        assert self.thread is not None
+        self.thread.join()
+        counts = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
+        for report in (self.build / "surefire-reports").glob("TEST-*.xml"):
+            suite = ElementTree.parse(report).getroot()
+            for name in counts:
+                counts[name] += int(suite.get(name, 0))
+        failed = counts["failures"] + counts["errors"]
+        if self.rc != 0 or not counts["tests"]:
+            errors = []  # what failed, up to Maven's own advice
+            for line in re.sub(r"\x1b\[[0-9;]*m", "", self.log.read_text(errors="replace")).splitlines():
+                if line.startswith("[ERROR]") and line.strip() != "[ERROR]":
+                    errors.append(line)
+                if line.startswith("[ERROR] Failed to execute goal"):
+                    break
+            raise SanlensError(
+                f"the Java build or tests failed ({failed} of {counts['tests']} tests; mvn exit {self.rc}), "
+                f"flink-jobs/*/java-test/, log {self.log}:\n" + "\n".join(errors[:40])
+            )
+        return (
+            f"Java tests (flink-jobs/*/java-test, mvn test): {counts['tests']} run, {counts['skipped']} skipped, "
+            f"none failed, in {time.monotonic() - self.t0:.0f} s"
+        )
 
 
 def _go_install(name: str, version: str, module: str, build_flags: list[str], label: str) -> Path:

@@ -84,12 +84,7 @@ def log_range(rows: list[dict]) -> list[float]:
 
 def host_curves(client, arrays: list[str], top: int) -> go.Figure:
     hosts = [
-        r[0]
-        for r in client.query(
-            "SELECT DISTINCT host FROM sanlens.metrics WHERE metric = 'volume.ios' AND array IN {arrays:Array(String)} "
-            "AND host != '' ORDER BY host LIMIT {n:UInt32}",
-            parameters={"arrays": arrays, "n": top},
-        ).result_rows
+        r[0] for r in client.query(load_curve.HOSTS_ON_ARRAYS, parameters={"arrays": arrays, "n": top}).result_rows
     ]
     rows = client.query(
         load_curve.host_intervals(HOST_WINDOW, "host IN {hosts:Array(String)}") + " ORDER BY host, time",

@@ -2,9 +2,12 @@
 JavaScript inlined) and a PNG per chart (kaleido, through headless Chromium), from the dbt marts and
 the hourly service-time rollups; then where the latency went on the hosts the incidents touched most,
 and the incident list; then the tier migrations: the Tier 0 share of each volume that had one, and what
-each did (sanlens_marts.tier_migration_effects); then the latency SLOs: the error budget left and the attainment
+each did (sanlens_marts.tier_migration_effects); then the tiers of the hybrid arrays: Tier 0's fill against its
+warning level, each tier's IOPS and service time, where the writes land (sanlensctl/tier_charts.py); then the latency
+SLOs: the error budget left and the attainment
 per SLO and entity over the SLO's period (queries/budget.py, as `./sanlens slo` and the SLO dashboard
-have them), and the history of their alerts (the SLO dashboard's episodes of sanlens.slo_alerts)."""
+have them), and the history of their alerts (the SLO dashboard's episodes of sanlens.slo_alerts). Every query is
+one of queries/: this module runs them and draws."""
 
 from __future__ import annotations
 
@@ -17,11 +20,18 @@ import plotly.graph_objects as go
 from plotly.colors import DEFAULT_PLOTLY_COLORS
 from plotly.subplots import make_subplots
 
-from grafana.slos import episodes
-from grafana.where_the_latency_is import EFFECT_FIGURES, tier0_shares
 from ingest import buckets
-from queries import budget, cohorts, incidents, upgrade_effect
-from sanlensctl import db, load_curves, slos
+from queries import (
+    budget,
+    cohorts,
+    incidents,
+    latency_breakdown,
+    slo_alerts,
+    slowest_volumes,
+    tier_migrations,
+    upgrade_effect,
+)
+from sanlensctl import db, load_curves, slos, tier_charts
 from sanlensctl.errors import SanlensError
 from slo import definitions
 
@@ -58,20 +68,13 @@ def arrays_behind(n: int) -> str:
 
 def media_of_models(client) -> dict[str, str]:
     """Each array model's media (ssd, hybrid), from the inventory."""
-    rows = client.query("SELECT model, any(media) FROM sanlens.topology FINAL WHERE kind = 'array' GROUP BY model")
-    return dict(rows.result_rows)
+    return dict(client.query(cohorts.MEDIA).result_rows)
 
 
 def cohort_histogram(client, direction: str, found: list[dict], media: dict[str, str]) -> go.Figure:
     """The service-time histogram of each cohort, one chart per array model (a hybrid model is never pooled with
     all-flash ones), each firmware's bars named with the arrays behind them."""
-    rows = client.query(
-        "SELECT array_model, firmware, bucket, "
-        "sum(ios) / sum(sum(ios)) OVER (PARTITION BY array_model, firmware) AS share "
-        "FROM sanlens_marts.install_base_histogram WHERE direction = {d:String} "
-        "GROUP BY array_model, firmware, bucket HAVING sum(ios) > 0 ORDER BY array_model, firmware, bucket",
-        parameters={"d": direction},
-    ).result_rows
+    rows = client.query(cohorts.HISTOGRAM, parameters={"d": direction}).result_rows
     title = f"Install base: {direction} service times by array model and firmware"
     models = sorted({r[0] for r in rows})
     if not models:
@@ -198,10 +201,7 @@ and the largest minute's mean (the study's spikes).</p>"""
 
 
 def why_no_upgrade_effect(client) -> str:
-    changed = client.command(
-        "SELECT countIf(versions > 1) FROM (SELECT array, uniqExact(firmware) AS versions "
-        "FROM sanlens.topology FINAL WHERE kind = 'array' GROUP BY array)"
-    )
+    changed = client.command(upgrade_effect.ARRAYS_CHANGED)
     if not changed:
         return "No upgrade effect: no array has changed its firmware in the inventory (sanlens.topology)."
     return (
@@ -333,13 +333,7 @@ def upgrade_effect_table(client) -> str:
 
 
 def top_volumes(client, top: int) -> go.Figure:
-    rows = client.query(
-        "SELECT concat(array, ' / ', volume) AS name, serviceTimeQuantile(h.1, h.2, 0.99) AS p99 "
-        "FROM (SELECT array, volume, sumMap([bucket], [ios]) AS h FROM sanlens.service_time_hist_1h FINAL "
-        "      WHERE source = 'array' AND direction = 'write' GROUP BY array, volume) "
-        "ORDER BY p99 DESC LIMIT {n:UInt32}",
-        parameters={"n": top},
-    ).result_rows
+    rows = client.query(slowest_volumes.BY_P99_WRITE, parameters={"n": top}).result_rows
     if not rows:
         return said_empty(
             go.Figure(layout_title_text="Top volumes by p99 write service time"),
@@ -366,25 +360,12 @@ PARTS = {
 
 def incident_hosts(client, top: int) -> list[str]:
     """The hosts whose paths the incidents touched most (latency added x I/Os)."""
-    return [
-        r[0]
-        for r in client.query(
-            "SELECT splitByChar(':', path)[1] AS host FROM sanlens_marts.latency_incidents ARRAY JOIN paths AS path "
-            "GROUP BY host ORDER BY sum(excess_us * ios / length(paths)) DESC LIMIT {n:UInt32}",
-            parameters={"n": top},
-        ).result_rows
-    ]
+    return [r[0] for r in client.query(incidents.HOSTS_TOUCHED_MOST, parameters={"n": top}).result_rows]
 
 
 def host_breakdown(client, host: str) -> go.Figure:
     """The host's latency per minute, stacked by part (I/O-weighted over its paths: the top is what it measured)."""
-    parts = ", ".join(f"sum({p} * ios) / sum(ios) AS {p}" for p in PARTS)
-    rows = client.query(
-        f"SELECT period_start, {parts} FROM sanlens_marts.latency_breakdown WHERE host = {{h:String}} "
-        "GROUP BY period_start ORDER BY period_start",
-        parameters={"h": host},
-    ).named_results()
-    rows = list(rows)
+    rows = list(client.query(latency_breakdown.PER_MINUTE, parameters={"h": host}).named_results())
     if not rows:
         return said_empty(
             go.Figure(layout_title_text=f"Where the latency of {host} goes, per minute"),
@@ -425,7 +406,7 @@ def with_gaps(rows: list[dict], step: timedelta) -> list[dict]:
 def incident_table(client) -> str:
     """The incidents, open ones first, then the most recent, as `./sanlens explain` lists them, and the rule of
     their severity."""
-    rows = client.query(f"SELECT {incidents.COLUMNS} FROM sanlens_marts.latency_incidents LIMIT 100").named_results()
+    rows = client.query(incidents.LATEST).named_results()
     cells = [incidents.cells(r) for r in rows]
     if not cells:
         return "<p>No incident: no contributor's part stayed above its baseline on any path.</p>"
@@ -472,11 +453,7 @@ def slo_budget(slo: definitions.Slo, period_days: float, rows: list[dict]) -> go
 
 def slo_alert_table(client) -> str:
     """The SLO alerts' episodes, firing ones first, then the most recent."""
-    rows = client.query(
-        f"SELECT slo, entity, site, severity, started_at, resolved_at, "
-        f"{', '.join(f'peak_burn_{w}' for w in definitions.WINDOWS)}, budget_left FROM {episodes('1')} "
-        "ORDER BY resolved_at IS NULL DESC, started_at DESC LIMIT 100"
-    ).result_rows
+    rows = client.query(slo_alerts.LATEST).result_rows
     if not rows:
         return "<p>No SLO alert has fired: no entity burnt its error budget fast enough for a page or a ticket.</p>"
     peaks = [f"peak burn {w}" for w in definitions.WINDOWS]
@@ -504,11 +481,7 @@ EFFECTS = {  # the measures of tier_migration_effects: name, unit
 
 def tier_episodes(client) -> dict[tuple[str, str], list[dict]]:
     """The tier-migration episodes per (array, volume), in order; one still moving ends at its last window."""
-    rows = client.query(
-        "SELECT array, volume, direction, started_at, coalesce(settled_at, last_window) AS ended_at, "
-        "settled_at IS NULL AS moving, tier0_share_before, tier0_share_reached "
-        "FROM sanlens.tier_episodes FINAL ORDER BY array, volume, started_at"
-    ).named_results()
+    rows = client.query(tier_migrations.EPISODES).named_results()
     episodes: dict[tuple[str, str], list[dict]] = {}
     for r in rows:
         episodes.setdefault((r["array"], r["volume"]), []).append(r)
@@ -520,7 +493,7 @@ def tier_share(client, array: str, volume: str, episodes: list[dict]) -> go.Figu
     start = episodes[0]["started_at"] - TIER_CONTEXT
     end = max(e["ended_at"] for e in episodes) + TIER_CONTEXT
     step = max(WINDOW_S, int((end - start).total_seconds()) // TIER_POINTS // WINDOW_S * WINDOW_S)
-    sql = tier0_shares(
+    sql = tier_migrations.tier0_shares(
         "toStartOfInterval(ts, toIntervalSecond({step:UInt32}))",
         "array = {array:String} AND volume = {volume:String}\n"
         "    AND ts BETWEEN {start:DateTime64(3)} AND {end:DateTime64(3)}",
@@ -552,13 +525,7 @@ def tier_effects(client) -> go.Figure:
     """What each settled episode did per host: each measure's change relative to before, with its 95% interval,
     the means before and after and the blocks the interval rests on as the bar's text; a low-confidence
     interval's bar hatched."""
-    figures = ", ".join(f"{m}_{figure}" for m in EFFECTS for figure in EFFECT_FIGURES)
-    rows = list(
-        client.query(
-            f"SELECT volume, host, started_at, time_to_effect_s, {figures} FROM sanlens_marts.tier_migration_effects "
-            "ORDER BY started_at DESC, volume, host"
-        ).named_results()
-    )
+    rows = list(client.query(tier_migrations.EFFECTS).named_results())
     labels = [
         f"{r['host']} on {r['volume']}<br>{r['started_at']:%Y-%m-%d %H:%M}, effect after {r['time_to_effect_s']} s"
         for r in rows
@@ -567,7 +534,7 @@ def tier_effects(client) -> go.Figure:
     for measure, (name, unit) in EFFECTS.items():
         shown = [(label, r) for label, r in zip(labels, rows) if r[f"{measure}_before"]]  # 0: not measured
         before, after, low, high, blocks, weak = (
-            [r[f"{measure}_{figure}"] for _, r in shown] for figure in EFFECT_FIGURES
+            [r[f"{measure}_{figure}"] for _, r in shown] for figure in tier_migrations.EFFECT_FIGURES
         )
         fig.add_bar(
             name=name,
@@ -607,7 +574,7 @@ LOAD_CURVE_ARRAYS = 3  # the arrays whose load curves the report draws, those wi
 
 def write(out: Path, top: int = 20, hosts: int = 4) -> int:
     client = db.client()
-    if not client.command("SELECT count() FROM sanlens_marts.install_base_histogram"):
+    if not client.command(cohorts.HAS_HISTOGRAMS):
         raise SanlensError("the install-base mart is empty: run the pipeline (./sanlens demo) and ./sanlens dbt build")
     found, media = cohort_figures(client), media_of_models(client)
     charts = {
@@ -623,8 +590,9 @@ def write(out: Path, top: int = 20, hosts: int = 4) -> int:
         f"tier-share-{array}-{volume}": tier_share(client, array, volume, episodes)
         for (array, volume), episodes in tier_episodes(client).items()
     }
-    if tiering and client.command("SELECT count() FROM sanlens_marts.tier_migration_effects"):
+    if tiering and client.command(tier_migrations.HAS_EFFECTS):
         tiering["tier-migration-effects"] = tier_effects(client)
+    tier_fill = tier_charts.charts(client, said_empty)
     try:
         slo_file = definitions.load()
     except definitions.SloFileError as exc:
@@ -642,7 +610,7 @@ def write(out: Path, top: int = 20, hosts: int = 4) -> int:
         upgrade_chart_name(upgrade_effect.SHARES[-1]): UPGRADE_EFFECT_NOTE + upgrade_effect_table(client),
     }
     sections = {}
-    for i, (name, fig) in enumerate({**charts, **load, **tiering, **latency_slos}.items()):
+    for i, (name, fig) in enumerate({**charts, **load, **tiering, **tier_fill, **latency_slos}.items()):
         fig.update_layout(template="plotly_white", width=1100)
         fig.write_image(out / f"{name}.png", scale=1)
         sections[name] = (
@@ -679,6 +647,9 @@ settled one did on each host with a path to the volume compares means over match
 it settled; the interval is a 95% moving-block bootstrap interval of the change, resting on the whole minutes
 (blocks) of the shorter period: on fewer than 10 it is low-confidence (its bar hatched).</p>
 {"".join(sections[name] for name in tiering) or no_tiering}
+<h2>Tiers</h2>
+{tier_charts.NOTE}
+{"".join(sections[name] for name in tier_fill)}
 <h2>Latency SLOs</h2>
 <p>Each SLO of the SLO file (slo/slos.yaml unless SANLENS_SLOS names another): per entity, the least first, the
 share of the error budget (1 - objective of the I/Os) its I/Os of the last {slo_file.period_days:g} days left

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from queries import budget
 from sanlensctl import db
+from sanlensctl.output import print_rows
 from slo import definitions
 
 COLUMNS = ["entity", "I/Os", "attainment", "budget left", "firing"]
 
 
 def show(limit: int = 20) -> None:
-    from sanlensctl import cli
-
     slos = definitions.load()
     by_slo = budget.over_the_period(db.reachable(), slos.period_days, limit)
     for s in slos.slos:
@@ -21,7 +20,7 @@ def show(limit: int = 20) -> None:
             f" last {slos.period_days:g} days)"
         )
         if s.name in by_slo:
-            cli.print_rows(COLUMNS, [cells(r) for r in by_slo[s.name]])
+            print_rows(COLUMNS, [cells(r) for r in by_slo[s.name]])
         else:
             print("  no I/Os yet")
 

@@ -7,13 +7,13 @@ import shutil
 import sys
 import time
 
-from sanlensctl import config, install, migrate, procs, supervisor, topics
-from sanlensctl.components import alertmanager, clickhouse, flink, inbox, kafka, loader, notifier, telegraf
+from sanlensctl import config, install, migrate, procs, supervised, supervisor, topics
+from sanlensctl.components import alertmanager, clickhouse, kafka
 from sanlensctl.errors import SanlensError
 from slo import definitions
 
 # start order; stopped in reverse
-COMPONENTS = [clickhouse, kafka, flink, loader, telegraf, inbox, alertmanager, notifier, supervisor]
+COMPONENTS = [*supervised.COMPONENTS, supervisor]
 # Flink starts a mini-cluster JVM per job, all at once: on 2 cores beside a running stack that took over 120 s.
 STARTUP_TIMEOUT = {
     "clickhouse": 60,

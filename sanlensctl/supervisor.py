@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 
-from sanlensctl import config, procs
+from sanlensctl import config, procs, supervised
 
 NAME = "supervisor"
 PROCESSES = [NAME]
@@ -434,13 +434,11 @@ def annotate(report: dict) -> None:
 
 
 def main() -> int:
-    from sanlensctl import stack
-
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
     signal.signal(signal.SIGINT, lambda *_: stopping.append(1))
     policy = Policy.from_env()
-    supervisor = Supervisor([c for c in stack.COMPONENTS if c.NAME != NAME], policy)
+    supervisor = Supervisor(supervised.COMPONENTS, policy)
     log(f"--> supervising {', '.join(w.name for w in supervisor.watches)} every {POLL_S:g} s")
     if policy != Policy():
         log(f"    {policy}")

@@ -24,7 +24,12 @@ from tests.support import (
 )
 
 # scenarios shared with the dashboards' tests
-pytest_plugins = ["tests.breakdown_scenarios", "tests.slo_scenario", "tests.host_health_scenario"]
+pytest_plugins = [
+    "tests.breakdown_scenarios",
+    "tests.slo_scenario",
+    "tests.host_health_scenario",
+    "tests.transport_scenario",
+]
 
 # Fixtures that start real components: a test using one (directly or through another fixture) is
 # marked `stack`, so that `./sanlens test -m "not stack"` runs the rest alone, in seconds.

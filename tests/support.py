@@ -330,7 +330,7 @@ def _answers(url: str) -> bool:
 
 
 def printed_tables(text: str) -> dict[str, list[dict]]:
-    """The tables a command printed (sanlensctl.cli.print_rows), each under the line above it, as rows of cells by
+    """The tables a command printed (sanlensctl.output.print_rows), each under the line above it, as rows of cells by
     column: cells are apart by two spaces or more, none is empty."""
     lines = text.splitlines()
     tables = {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import tomllib
 from pathlib import Path
 
 import jsonschema
@@ -88,8 +89,16 @@ def test_docker_compose_uses_the_projects_own_files():
     for name in flink.JOBS:  # every job local mode starts is submitted in the compose shape too
         job = services[f"submit-{name}"]["command"]
         assert f"/opt/sanlens/flink-jobs/{name}/job.py" in job and (ROOT / f"flink-jobs/{name}/job.py").exists()
-    assert services["migrate"]["command"][-1] == "migrate"
-    assert "topics.ensure" in " ".join(services["topics"]["command"])
+    from sanlensctl import cli
+
+    for name in ("migrate", "topics"):  # the command line's own commands, as ./sanlens runs them
+        assert services[name]["command"][:3] == ["python", "-m", "sanlensctl"], name
+        assert services[name]["command"][-1] == name and name in cli.COMMANDS, name
+    # the Flink image installs the project as the local stack does: every package's folder must be in it
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {project["package-dir"].get(p, p) for p in project["packages"] if "." not in p}
+    flink_image = compose["x-flink"]["build"]["dockerfile_inline"]
+    assert not [f for f in folders if f"COPY {f} /opt/sanlens/{f}" not in flink_image]
     assert services["dbt"]["environment"]["DBT_TARGET"] == "compose"
     profiles = yaml.safe_load((ROOT / "dbt" / "profiles.yml").read_text())["sanlens"]["outputs"]
     assert profiles["compose"]["schema"] == profiles["local"]["schema"] == "sanlens_marts"

@@ -17,6 +17,8 @@ import pytest
 import yaml
 
 from flink_jobs.breakdown.tables import PARTS
+from grafana import by_transport
+from ingest.simulator import latency
 from queries import cohorts, upgrade_effect
 from sanlensctl.slos import percent
 from slo import definitions as slo_definitions
@@ -318,6 +320,7 @@ LATENCY = DASHBOARDS["where-the-latency-is.json"]
 LATENCY_COLUMNS = {
     "Where the selection's latency goes": ("time", *PARTS),
     "Hosts by their largest part": ("site", "host", "largest_part", "largest_us", "host_us", *PARTS, "ios"),
+    by_transport.TITLE: by_transport.COLUMNS,
     "Switch ports with credit stalls or discards": tuple(
         "site switch port paths max_stall max_discards fabric_us".split()
     ),
@@ -349,6 +352,8 @@ LATENCY_COLUMNS = {
 }
 # The queries of the tier migrations, checked on the demo's auto-tiering (the breakdown scenario has no hybrid array).
 TIERING = ("Tier 0 share of the hybrid volumes", "What the tier migrations did", "Tier migrations")
+# The latency by transport and policy, checked on the transport scenario (tests/test_transport.py): FC and iSCSI.
+TRANSPORT = (by_transport.TITLE,)
 # The hosts' health, checked on the host-health scenario (tests/host_health_scenario.py): one host's HBA set otherwise.
 HOST_HEALTH = (
     "% Processor Time of the selected hosts",
@@ -383,7 +388,8 @@ def run_latency_query(ch, sql: str, start, end, selection: dict) -> tuple[tuple[
 
 @pytest.mark.stack
 @pytest.mark.parametrize(
-    "what, sql", [pytest.param(w, sql, id=w) for w, sql in sql_queries(LATENCY) if w not in TIERING + HOST_HEALTH]
+    "what, sql",
+    [pytest.param(w, sql, id=w) for w, sql in sql_queries(LATENCY) if w not in TIERING + HOST_HEALTH + TRANSPORT],
 )
 def test_every_latency_query_returns_what_it_shows(what, sql, breakdown_sites, stack, ch):
     site, host, disk = breakdown_sites["site"], breakdown_sites["host"], breakdown_sites["disk"]
@@ -509,6 +515,43 @@ def test_every_host_health_query_shows_the_scenario_s_hosts(what, sql, host_heal
             )
             shown = {r["time"]: r[column] for r in mine if r["host"] == (odd if "host" in selection else other)}
             assert shown == pytest.approx(view), what
+
+
+@pytest.mark.stack
+@pytest.mark.parametrize("what, sql", [pytest.param(w, sql, id=w) for w, sql in sql_queries(LATENCY) if w in TRANSPORT])
+def test_the_transport_query_shows_each_transport_and_policy_of_the_selection(what, sql, transport_played, ch):
+    """One row per transport, policy and direction of the selected paths, their parts adding up to what the hosts
+    measured; iSCSI's rows above the array by the stack cost the scenario planted more than FC's."""
+    played, site = transport_played, transport_played.site
+    start, end = ch.query(
+        "SELECT min(period_start), max(period_start) + INTERVAL 1 MINUTE FROM sanlens_marts.latency_by_transport "
+        "WHERE site = {s:String}",
+        parameters={"s": site},
+    ).result_rows[0]
+    iscsi_host = f"{played.id}-sql3"
+    for selection in ({}, {"site": [site]}, {"site": [site], "host": [iscsi_host], "disk": ["D:", "L:"]}):
+        columns, rows = run_latency_query(ch, sql, start, end, selection)
+        assert columns == LATENCY_COLUMNS[what], f"{what}: columns {columns} for {selection}"
+        groups = [(r["transport"], r["multipath_policy"], r["direction"]) for r in rows]
+        assert groups == sorted(set(groups)), groups
+        for r in rows:
+            assert sum(r[p] for p in PARTS) == pytest.approx(r["host_us"], rel=1e-9, abs=1e-6), r
+            assert r["above_array_us"] == pytest.approx(r["host_us"] - r["array_us"]), r
+        if "host" in selection:  # its two disks, its transport and policy
+            assert groups == [("iscsi", "round_robin", "read"), ("iscsi", "round_robin", "write")], groups
+            assert [r["paths"] for r in rows] == [1, 2]
+        elif "site" in selection:  # the scenario's hosts, one a transport and policy
+            assert {g[:2] for g in groups} == {
+                (h.transport, h.multipath_policy) for h in played.scenario.hosts.values()
+            }
+            above = {
+                (r["transport"], r["direction"]): r["above_array_us"]
+                for r in rows
+                if r["multipath_policy"] == "round_robin"
+            }
+            for direction in ("read", "write"):
+                added = above[("iscsi", direction)] - above[("fc", direction)]
+                assert added == pytest.approx(latency.ISCSI_STACK_US, abs=1), (direction, above)
 
 
 # -- the SLO dashboard's SQL against real pipeline data (the latency-SLO scenario, tests/slo_scenario.py) -------

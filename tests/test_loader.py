@@ -10,7 +10,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from ingest.loader import loader
@@ -78,7 +78,9 @@ def test_crash_between_insert_and_commit_then_restart_gives_the_exact_row_count(
         admin.delete_topics([topic])
 
 
-def test_a_message_clickhouse_refuses_is_dead_lettered_and_the_rest_loaded(stack, ch):
+def loaded_and_dead_lettered(ch, values: list[bytes], stored: int) -> tuple[list[int], dict[str, str]]:
+    """`values` produced to a topic of their own and loaded, in one batch, into a table (id UInt32) until it holds
+    `stored` rows: the ids stored, and per payload dead-lettered its reason and detail as one text."""
     suffix = uuid.uuid4().hex[:8]
     topic, table, group = f"test.loader.{suffix}", f"sanlens.loader_test_{suffix}", f"test-loader-{suffix}"
     admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
@@ -87,19 +89,17 @@ def test_a_message_clickhouse_refuses_is_dead_lettered_and_the_rest_loaded(stack
         f"CREATE TABLE {table} (id UInt32, kafka_partition UInt16, kafka_offset UInt64) ENGINE = MergeTree ORDER BY id"
     )
     producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
-    for value in [b'{"id": 1}', b'{"id": "not a number"}', b"garbage", b'{"id": 4}']:
+    for value in values:
         producer.produce(topic, value)
     producer.flush(30)
     loader = run_loader(topic, table, group)
     try:
-        wait_until(lambda: ch.command(f"SELECT count() FROM {table}") >= 2, 60, "good rows loaded")
+        wait_until(lambda: ch.command(f"SELECT count() FROM {table}") >= stored, 60, "good rows loaded")
     finally:
         loader.terminate()
         loader.wait(30)
     try:
-        assert [r[0] for r in ch.query(f"SELECT id FROM {table} ORDER BY id").result_rows] == [1, 4]
-        from confluent_kafka import Consumer, TopicPartition
-
+        ids = [r[0] for r in ch.query(f"SELECT id FROM {table} ORDER BY id").result_rows]
         consumer = Consumer(
             {"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"dl-{suffix}", "auto.offset.reset": "earliest"}
         )
@@ -110,17 +110,33 @@ def test_a_message_clickhouse_refuses_is_dead_lettered_and_the_rest_loaded(stack
             if letter.get("topic") == topic:
                 reasons[letter["payload"]] = f"{letter['reason']}: {letter['detail']}".rstrip(": ")
         consumer.close()
-        assert reasons["garbage"] == "not a JSON object"
-        assert reasons['{"id": "not a number"}'].startswith("rejected by ClickHouse: ")
+        return ids, reasons
     finally:
         ch.command(f"DROP TABLE IF EXISTS {table}")
         admin.delete_topics([topic])
 
 
+def test_a_message_clickhouse_refuses_is_dead_lettered_and_the_rest_loaded(stack, ch):
+    values = [b'{"id": 1}', b'{"id": "not a number"}', b"garbage", b'{"id": 4}']
+    ids, reasons = loaded_and_dead_lettered(ch, values, stored=2)
+    assert ids == [1, 4]
+    assert reasons["garbage"] == "not a JSON object"
+    assert reasons['{"id": "not a number"}'].startswith("rejected by ClickHouse: ")
+
+
+def test_a_message_with_a_field_no_column_takes_is_dead_lettered_naming_it_and_the_rest_loaded(stack, ch):
+    """A field renamed on the producer's side is not dropped without a word: its message is refused (the batch falls
+    over from Arrow to JSONEachRow, then to one message at a time), the others of its batch are stored."""
+    renamed = b'{"id": 2, "renamed_id": 2}'
+    ids, reasons = loaded_and_dead_lettered(ch, [b'{"id": 1}', renamed, b'{"id": 3}'], stored=2)
+    assert ids == [1, 3]
+    assert reasons == {renamed.decode(): "unknown field: renamed_id"}
+
+
 def test_a_record_s_message_becomes_a_row_per_sample_through_clickhouse_s_view(ch):
     """telemetry.samples: the loader inserts a record's message as it is, and the view of migration 0014 writes a
     row per sample with the message's columns and Kafka position, none for a message without samples; a message
-    ClickHouse cannot read refuses the insert, for the loader to dead-letter."""
+    ClickHouse cannot read, or with a field no column takes, refuses the insert, for the loader to dead-letter."""
     site = f"test-loader-{uuid.uuid4().hex[:8]}"
     day = (datetime.now(UTC) - timedelta(days=1)).date()  # within sanlens.metrics' TTL, which drops older rows
     shared = {"ts": f"{day}T10:00:00.123Z", "site": site, "array": "a1", "volume": "v1"}
@@ -134,7 +150,6 @@ def test_a_record_s_message_becomes_a_row_per_sample_through_clickhouse_s_view(c
             ],
             "kafka_partition": 1,
             "kafka_offset": 4,
-            "not_a_column": 1,
         },
         {**shared, "samples": [], "kafka_partition": 1, "kafka_offset": 5},
     ]
@@ -159,6 +174,8 @@ def test_a_record_s_message_becomes_a_row_per_sample_through_clickhouse_s_view(c
         refused = {**messages[0], "samples": [{"metric": "m", "value": "not a number", "unit": "us", "bucket": -1}]}
         with pytest.raises(Exception, match="Code:"):
             insert([refused])
+        with pytest.raises(Exception, match="not_a_column"):
+            insert([{**messages[0], "not_a_column": 1}])
         assert ch.command("SELECT count() FROM sanlens.metrics WHERE site = {s:String}", parameters={"s": site}) == 2
     finally:
         ch.command("DELETE FROM sanlens.metrics WHERE site = {s:String}", parameters={"s": site})

@@ -21,8 +21,8 @@ COLUMNS = [
 ]
 
 
-def test_a_flink_sample_message_becomes_a_row_missing_fields_null_unknown_ones_ignored():
-    line = b'{"ts":"2026-11-24T10:00:00.123Z","metric":"disk.reads","value":250,"bucket":-1,"x":1,'
+def test_a_flink_sample_message_becomes_a_row_missing_fields_null():
+    line = b'{"ts":"2026-11-24T10:00:00.123Z","metric":"disk.reads","value":250,"bucket":-1,'
     line += b'"kafka_partition":2,"kafka_offset":7}'
     rows = arrow.Target(COLUMNS).table([line]).to_pylist()
     assert rows == [
@@ -41,6 +41,12 @@ def test_a_flink_sample_message_becomes_a_row_missing_fields_null_unknown_ones_i
 def test_a_line_that_does_not_fit_refuses_the_batch():
     with pytest.raises(pa.ArrowInvalid):
         arrow.Target(COLUMNS).table([b'{"ts":"yesterday","metric":"m"}'])
+
+
+def test_a_field_no_column_takes_refuses_the_batch():
+    """The loader then inserts it as JSONEachRow, which ClickHouse refuses, and dead-letters the message."""
+    with pytest.raises(pa.ArrowInvalid, match="unexpected field"):
+        arrow.Target(COLUMNS).table([b'{"metric":"m"}', b'{"renamed_metric":"m"}'])
 
 
 def test_a_column_of_a_type_it_does_not_map_is_left_out_unless_a_message_sets_it():

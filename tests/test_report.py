@@ -62,7 +62,8 @@ def test_report_renders_in_headless_chromium(rollout, breakdown_played, demo_pla
     HBA saturation), the incident list, the Tier 0 share of each volume with a tier migration (the demo's
     among them) and what the migrations did; and the latency SLOs of the all-flash paths these scenarios
     played (the burn_rates job judges every path): the error budget left per SLO and entity, and the alerts."""
-    assert sanlens("dbt", "build", "--select", "+latency_breakdown", "+latency_incidents").returncode == 0
+    marts = ("+latency_breakdown", "+latency_incidents", "+tier0_fullness", "+tier_performance")
+    assert sanlens("dbt", "build", "--select", *marts).returncode == 0
     wait_for_job("burn_rates", [topics.HISTOGRAMS, topics.BREAKDOWN], [topics.SLO_WINDOWS, topics.SLO_ALERTS])
     (episode,), _ = effects_of(ch, demo_played.scenario, demo_played.run, demo_played.sites)
     out = tmp_path / "report"
@@ -73,14 +74,16 @@ def test_report_renders_in_headless_chromium(rollout, breakdown_played, demo_pla
     pngs = sorted(out.glob("*.png"))
     names = [p.stem for p in pngs]
     tiering = [n for n in names if n.startswith("tier-")]
+    tiers = [n for n in names if n.startswith("tiers-")]
     latency_slos = [n for n in names if n.startswith("slo-")]
     # the install base's 6 (histograms of writes and reads, cohorts, the upgrade effect on each share, top volumes),
     # 2 hosts' breakdowns, 2 load curves (arrays, hosts)
-    assert len(pngs) == 10 + len(tiering) + len(latency_slos) and all(not_blank(p) for p in pngs)
+    assert len(pngs) == 10 + len(tiering) + len(tiers) + len(latency_slos) and all(not_blank(p) for p in pngs)
     assert {"load-curves", "load-curves-hosts"} <= set(names)
     assert {"slo-flash-reads", "slo-flash-writes"} <= set(latency_slos)
     assert len([n for n in names if n.startswith("breakdown-")]) == 2
     assert {f"tier-share-{episode['array']}-{episode['volume']}", "tier-migration-effects"} <= set(tiering)
+    assert f"tiers-{episode['array']}" in tiers  # the demo's hybrid array's tiers
 
     dom = chromium(tmp_path, "--dump-dom", (out / "index.html").as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
@@ -91,6 +94,7 @@ def test_report_renders_in_headless_chromium(rollout, breakdown_played, demo_pla
     assert "<th>array-weighted</th>" in dom.stdout and "<th>busiest array (its part of the I/Os)</th>" in dom.stdout
     assert "<h2>Incidents</h2>" in dom.stdout and "fabric</td>" in dom.stdout
     assert f"Tier 0 share of {episode['array']} / {episode['volume']}, its tier migrations shaded" in dom.stdout
+    assert "<h2>Tiers</h2>" in dom.stdout and f"Tiers of {episode['array']}" in dom.stdout
     assert "<h2>Latency SLOs</h2>" in dom.stdout and NO_SLO_WINDOWS not in dom.stdout
     assert "<th>peak burn 1h</th>" in dom.stdout or "No SLO alert has fired" in dom.stdout  # the alert history
     assert "<th>volumes</th>" in dom.stdout and "Severity, after Brocade MAPS FPI" in dom.stdout  # the incidents

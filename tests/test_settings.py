@@ -1,6 +1,5 @@
-"""The stack's settings have one home (ingest/settings.py): no other module writes a default port of the stack,
-and no process of the data path (the Flink jobs, the loader, the simulator, the notifier, the ClickHouse client and
-server) imports the command line's package to learn them."""
+"""The stack's settings have one home (ingest/settings.py): no other module writes a default port of the stack. No
+process of the data path imports the command line's package to learn them either (tests/test_imports.py)."""
 
 from __future__ import annotations
 
@@ -43,15 +42,3 @@ def test_no_module_but_the_settings_writes_a_default_port_of_the_stack():
         for hit in written_ports(path)
     ]
     assert not written, "a default port written outside ingest/settings.py:\n" + "\n".join(written)
-
-
-def test_no_process_of_the_data_path_imports_the_command_line():
-    importing = []
-    for path in modules(*DATA_PATH):
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
-            if isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module]
-            if any(n == "sanlensctl" or n.startswith("sanlensctl.") for n in names):
-                importing.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    assert not importing, "imports sanlensctl: " + ", ".join(importing)

@@ -2,9 +2,10 @@
 embedded ClickHouse takes Arrow at about 2 million rows/s (docs/benchmarks.md), where its own parse of
 JSONEachRow ran at a few hundred thousand rows/s on the same machine.
 
-The table's columns set the Arrow schema; a message's fields outside it are ignored and a column it
-lacks is null (ClickHouse stores its default), as with JSONEachRow. A column of a type not mapped here
-(a Map, an Array) is left out of the schema: a batch in which a message sets it goes as JSONEachRow."""
+The table's columns set the Arrow schema; a column a message lacks is null (ClickHouse stores its default), as
+with JSONEachRow, and a field outside them fails the batch, which then goes as JSONEachRow: ClickHouse refuses the
+message that has it (the loader dead-letters it). A column of a type not mapped here (a Map, an Array) is left
+out of the schema: a batch in which a message sets it goes as JSONEachRow."""
 
 from __future__ import annotations
 
@@ -47,5 +48,5 @@ class Target:
         """The JSON lines as an Arrow table; raises pyarrow.ArrowInvalid on a line that does not fit."""
         if self.unmapped and any(field in line for line in lines for field in self.unmapped):
             raise pa.ArrowInvalid("a message sets a column of a type the columnar path does not map")
-        options = pa_json.ParseOptions(explicit_schema=self.schema, unexpected_field_behavior="ignore")
+        options = pa_json.ParseOptions(explicit_schema=self.schema, unexpected_field_behavior="error")
         return pa_json.read_json(io.BytesIO(b"\n".join(lines)), parse_options=options)

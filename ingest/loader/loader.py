@@ -49,7 +49,9 @@ LOADED_THROUGH = {
     "sanlens.metrics": "sanlens.metrics_messages",
     "sanlens.service_time_hist_10s": "sanlens.service_time_hist_messages",
 }
-INSERT_SETTINGS = {"date_time_input_format": "best_effort", "input_format_skip_unknown_fields": 1}
+# A field no column takes is refused, not skipped (ClickHouse's default): a field renamed on the producer's side
+# would vanish without a word. The message goes to the dead letters as "unknown field", naming it.
+INSERT_SETTINGS = {"date_time_input_format": "best_effort", "input_format_skip_unknown_fields": 0}
 # Parsed in one thread: two thirds of the CPU of parallel parsing for a batch of messages (docs/benchmarks.md).
 THROUGH_SETTINGS = {**INSERT_SETTINGS, "input_format_parallel_parsing": 0}
 
@@ -60,6 +62,14 @@ def line(msg) -> bytes:
     if not value.startswith(b"{") or not value.endswith(b"}"):
         raise ValueError("not a JSON object")
     return value[:-1] + b',"kafka_partition":%d,"kafka_offset":%d}' % (msg.partition(), msg.offset())
+
+
+def unknown_fields(msg, known: set[str]) -> list[str]:
+    """The message's top-level fields that are not in `known` (none when it is no JSON)."""
+    try:
+        return sorted(set(json.loads(msg.value())) - known)
+    except ValueError:
+        return []
 
 
 # A refresh of the rollups reads back the periods that received rows: live it takes a fraction of a second,
@@ -315,7 +325,9 @@ class Loader:
         self.loaded += len(lines)
 
     def _isolate(self, table: str, batch, dead: list) -> None:
-        """A batch ClickHouse refused: insert message by message and dead-letter the ones it refuses."""
+        """A batch ClickHouse refused: insert message by message and dead-letter the ones it refuses, those with a
+        field no column takes as "unknown field" with the fields' names."""
+        known = {name for name, _ in self._columns(LOADED_THROUGH.get(table, table))}
         for msg in batch:
             if any(m is msg for m, *_ in dead):
                 continue
@@ -324,7 +336,10 @@ class Loader:
             except Exception as exc:
                 if "Code:" not in str(exc):
                     raise
-                dead.append((msg, "rejected by ClickHouse", str(exc).splitlines()[0][:300]))
+                if unknown := unknown_fields(msg, known):
+                    dead.append((msg, "unknown field", ", ".join(unknown)))
+                else:
+                    dead.append((msg, "rejected by ClickHouse", str(exc).splitlines()[0][:300]))
 
 
 def main() -> int:

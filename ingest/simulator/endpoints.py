@@ -51,10 +51,10 @@ class Endpoints:
                 return {"arrays": sorted(self.fleet.s.arrays), "switches": sorted(self.fleet.s.switches)}, None
             if len(parts) == 3 and parts[0] == "arrays" and parts[1] in self.fleet.s.arrays:
                 doc, fault = formats.array_document(self.fleet, parts[1], parts[2]), self.fleet.api_fault(parts[1])
-                if doc and fault == "missing_volume":
+                if doc and fault == "missing_volume" and "members" in doc:
                     doc["members"], doc["total"] = doc["members"][1:], doc["total"] - 1
                 if doc and fault in (None, "missing_volume"):
-                    self.truth.count(pollers.ARRAY_APIS[parts[2]][0], len(doc["members"]))
+                    self.truth.count(pollers.ARRAY_APIS[parts[2]][0], len(pollers.metric_objects(parts[2], doc)))
                 return doc, fault
             if (
                 len(parts) == 3

@@ -22,6 +22,12 @@ BB_CREDIT_TICK_S = 2.5e-6  # Brocade counts time at zero transmit credit in 2.5 
 # StoreVirtual AO reference run (docs/domain.md), reached as the Tier 0 share reaches its target
 TIERING_BATCH_GAIN = 0.6
 CPU_IOPS_PER_PERCENT = 1000  # a host's % Processor Time rises 1 point per 1,000 IOPS above its base
+# Auto-tiering directs new writes (new pages) to Tier 0 and keeps a small reserve of it free for them (the StoreVirtual
+# AO study, docs/domain.md "Tiers"): of an AO volume's writes NEW_WRITE_SHARE allocate new pages; they land in Tier 0
+# while the array's Tier 0 has its reserve free, fewer as the reserve fills, and all in Tier 1 once Tier 0 is full.
+NEW_WRITE_SHARE = 0.1
+TIER0_RESERVE = 0.1  # of Tier 0's capacity: past 90 % full, new writes begin to spill to Tier 1
+TIERS = (0, 1)
 
 
 @dataclass
@@ -32,6 +38,7 @@ class HostFigures:
     write_iops: float = 0.0
     mbps: float = 0.0
     queueing_us: float = 0.0
+    transport_us: float = 0.0  # what the transport adds beyond FC's: iSCSI's TCP/IP stacks (latency.TRANSPORT_US)
     fabric_us: float = 0.0
     array_read_us: float = 0.0
     array_write_us: float = 0.0
@@ -41,11 +48,11 @@ class HostFigures:
 
     @property
     def read_us(self) -> float:
-        return self.queueing_us + self.fabric_us + self.array_read_us
+        return self.queueing_us + self.transport_us + self.fabric_us + self.array_read_us
 
     @property
     def write_us(self) -> float:
-        return self.queueing_us + self.fabric_us + self.array_write_us
+        return self.queueing_us + self.transport_us + self.fabric_us + self.array_write_us
 
 
 @dataclass
@@ -61,6 +68,8 @@ class VolumeFigures:
     page_moves_up: int = 0
     page_moves_down: int = 0
     interval_counts: dict = field(default_factory=dict)  # direction -> this interval's I/Os per bucket
+    tier_ios: dict = field(default_factory=dict)  # (tier, direction) -> I/Os in the last interval (hybrid arrays)
+    tier_ms: dict = field(default_factory=dict)  # (tier, direction) -> mean service time in the last interval
 
 
 class Fleet:
@@ -75,6 +84,7 @@ class Fleet:
         self.hba_frames = defaultdict(int)
         self.ports = defaultdict(lambda: defaultdict(int))  # (switch, port) -> counters
         self.tiering = {}  # volume -> (start, target, tau)
+        self.tier0_used_mib = defaultdict(int)  # hybrid array -> its volumes' MiB on Tier 0 at the last interval
         self.truth_histograms = defaultdict(lambda: np.zeros(buckets.COUNT, dtype=np.int64))
 
     # -- events --------------------------------------------------------------------------------
@@ -151,6 +161,18 @@ class Fleet:
         noise = self.s.arrays[volume.array].tier0_noise
         return min(max(share + self.rng.normal(0, noise), 0.0), 1.0) if noise else share
 
+    def tier0_fill(self, array: str) -> float:
+        """The share of the array's Tier 0 capacity its volumes use."""
+        return self.tier0_used_mib[array] / (self.s.arrays[array].tier0_capacity_gib * 1024)
+
+    def tier0_write_share(self, volume: Volume, tier0_io_share: float) -> float:
+        """The share of the volume's writes that land in Tier 0: those to its Tier 0 pages, and on a volume auto-tiering
+        acts on (AO permitted) its new writes while the array's Tier 0 reserve has room for them."""
+        if volume.tier0_share <= 0 and volume.name not in self.tiering:
+            return tier0_io_share
+        room = min(max((1 - self.tier0_fill(volume.array)) / TIER0_RESERVE, 0.0), 1.0)
+        return (1 - NEW_WRITE_SHARE) * tier0_io_share + NEW_WRITE_SHARE * room
+
     # -- one interval --------------------------------------------------------------------------
     def step(self) -> float:
         dt = self.s.interval_s
@@ -164,6 +186,9 @@ class Fleet:
         for host in self.s.hosts.values():
             loads = self._served(offered[host.name], self.s.arrays[host.array].capacity_iops, array_load[host.array])
             self._host_interval(host, loads, array_load[host.array], rel, dt)
+        for array in self.s.arrays.values():
+            if array.media == "hybrid":
+                self.tier0_used_mib[array.name] = sum(round(VOLUME_MIB * v.tier0_share) for v in array.volumes)
         self.t += dt
         return self.t
 
@@ -190,14 +215,18 @@ class Fleet:
                 continue
             volume.tier0_share = self.tier0_share(volume, rel)
             share = latency.tier0_io_share(volume.tier0_share)
+            tier0_shares = {"read": share, "write": self.tier0_write_share(volume, share)}
             v = self.volumes[volume.name]
             reads = read_iops * dt if volume.role == "data" else 0.0
             writes = write_iops * dt * ((1 - LOG_WRITE_SHARE) if volume.role == "data" else LOG_WRITE_SHARE)
             v.reads, v.writes = int(self.rng.poisson(reads)), int(self.rng.poisson(writes))
             v.read_kb, v.write_kb = v.reads * io_kb, v.writes * io_kb
             for direction, ios, hist in (("read", v.reads, v.rhist), ("write", v.writes, v.whist)):
-                mix = latency.service_time(array.media, fw, direction, share, util)
-                counts = latency.sample_histogram(self.rng, mix, ios)
+                mix = latency.service_time(array.media, fw, direction, tier0_shares[direction], util)
+                if array.media == "hybrid":
+                    counts = self._tier_interval(v, direction, ios, tier0_shares[direction], fw, util)
+                else:
+                    counts = latency.sample_histogram(self.rng, mix, ios)
                 hist += counts
                 v.interval_counts[direction] = counts
                 self.truth_histograms[(int((self.t + dt) // 3600 * 3600), array.name, fw, direction)] += (
@@ -220,7 +249,10 @@ class Fleet:
             + service.get(("log", "write"), 0.0) * LOG_WRITE_SHARE
         ) * 1000
         fig.fabric_us = latency.fabric_us(host.hops, host.distance_km, slow)
-        downstream = fig.fabric_us + (fig.array_read_us * read_iops + fig.array_write_us * write_iops) / max(iops, 1)
+        fig.transport_us = latency.TRANSPORT_US[host.transport]
+        # an I/O holds its slot in the host's queue while it crosses the transport's stacks too
+        array_us = (fig.array_read_us * read_iops + fig.array_write_us * write_iops) / max(iops, 1)
+        downstream = fig.transport_us + fig.fabric_us + array_us
         rho_outstanding = iops * downstream / 1e6 / host.queue_depth
         rho = max(mbps / host.hba_mbps, rho_outstanding)
         fig.queueing_us = latency.host_queueing_us(rho * host.queue_depth, host.queue_depth, downstream)
@@ -238,6 +270,19 @@ class Fleet:
             if delay:
                 c["bb-credit-zero"] += int(min(delay / 2000, 0.9) * dt / BB_CREDIT_TICK_S)
                 c["class3-out-discards"] += int(self.rng.poisson(delay / 500))
+
+    def _tier_interval(
+        self, v: VolumeFigures, direction: str, ios: int, tier0_io_share: float, fw: str, util: float
+    ) -> np.ndarray:
+        """A hybrid volume's I/Os of one direction split between its tiers, each tier's service times drawn from its
+        own media: the volume's histogram is the two tiers' added."""
+        tier0 = int(self.rng.binomial(ios, tier0_io_share))
+        counts = np.zeros(buckets.COUNT, dtype=np.int64)
+        for tier, tier_ios in zip(TIERS, (tier0, ios - tier0), strict=True):
+            mix = latency.tier_service_time(tier, fw, direction, util)
+            counts += latency.sample_histogram(self.rng, mix, tier_ios)
+            v.tier_ios[(tier, direction)], v.tier_ms[(tier, direction)] = tier_ios, mix.mean_ms()
+        return counts
 
     def _sql_counters(self, host: Host, fig: HostFigures, dt: float, rel: float) -> None:
         c = self.sql[host.name]

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from ingest.telegraf import pollers
 
-from .fleet import LOG_WRITE_SHARE, VOLUME_MIB, Fleet
+from .fleet import LOG_WRITE_SHARE, TIERS, VOLUME_MIB, Fleet
 from .scenario import Host
 
 DISKS = {"data": "D:", "log": "L:"}
@@ -192,24 +192,53 @@ def vv_histograms(fleet: Fleet, array: str) -> dict:
 
 
 def vv_tiers(fleet: Fleet, array: str) -> dict:
-    """Hybrid arrays: per-volume tier usage and cumulative page moves (adaptive optimisation)."""
-    members = []
+    """Hybrid arrays: per-volume tier usage, cumulative page moves (adaptive optimisation) and each tier's part of
+    the volume's I/O: IOPS and service time per direction, interval averages like vlunstatistics'."""
+    dt, members = fleet.s.interval_s, []
     for v in fleet.s.arrays[array].volumes:
         f = fleet.volumes[v.name]
         tier0 = round(VOLUME_MIB * v.tier0_share)
-        members.append(
-            {
-                "volumeName": v.name,
-                "tier0MiB": tier0,
-                "tier1MiB": VOLUME_MIB - tier0,
-                "pageMovesUp": f.page_moves_up,
-                "pageMovesDown": f.page_moves_down,
+        member = {
+            "volumeName": v.name,
+            "tier0MiB": tier0,
+            "tier1MiB": VOLUME_MIB - tier0,
+            "pageMovesUp": f.page_moves_up,
+            "pageMovesDown": f.page_moves_down,
+        }
+        for tier in TIERS:
+            ios = {d: f.tier_ios.get((tier, d), 0) for d in ("read", "write")}
+            member[f"tier{tier}IO"] = {d: round(n / dt, 2) for d, n in ios.items()}
+            member[f"tier{tier}ServiceTimeMS"] = {
+                d: round(f.tier_ms.get((tier, d), 0.0), 4) if n else 0.0 for d, n in ios.items()
             }
-        )
+        members.append(member)
     return _envelope(fleet, members)
 
 
-RENDERERS = {"array_vlun": vlun_statistics, "array_vv_histogram": vv_histograms, "array_vv_tier": vv_tiers}
+# 3PAR's /api/v1/capacity names its device types; a hybrid array's Tier 0 is its SSDs, Tier 1 its SAS disks ("FC")
+TIER_DEVICE_TYPES = {0: "SSDCapacity", 1: "FCCapacity"}
+
+
+def capacity(fleet: Fleet, array: str) -> dict:
+    """/api/v1/capacity: per device type (tier) the array's capacity and what is free of it. The real document has
+    no sample time: the simulator adds sampleTimeSec, as it adds the switches' sample-time."""
+    a = fleet.s.arrays[array]
+    tier0_total = round(a.tier0_capacity_gib * 1024)
+    tier1_total = VOLUME_MIB * len(a.volumes)  # room for every volume whole
+    used = {0: fleet.tier0_used_mib[array], 1: sum(VOLUME_MIB - round(VOLUME_MIB * v.tier0_share) for v in a.volumes)}
+    totals = {0: tier0_total, 1: tier1_total}
+    document = {"sampleTimeSec": int(fleet.t)}
+    for tier, device_type in TIER_DEVICE_TYPES.items():
+        document[device_type] = {"totalMiB": totals[tier], "freeMiB": max(totals[tier] - used[tier], 0)}
+    return document
+
+
+RENDERERS = {
+    "array_vlun": vlun_statistics,
+    "array_vv_histogram": vv_histograms,
+    "array_vv_tier": vv_tiers,
+    "array_capacity": capacity,
+}
 
 
 def array_document(fleet: Fleet, array: str, path: str) -> dict | None:
@@ -268,7 +297,7 @@ def polled_metrics(fleet: Fleet) -> list[tuple[str, dict, dict]]:
         base = {"array": array.name, "site": array.site, "source": array.name}
         for path, (measurement, tag_keys) in pollers.ARRAY_APIS.items():
             document = array_document(fleet, array.name, path)
-            for member in document["members"] if document else []:
+            for member in pollers.metric_objects(path, document) if document else []:
                 tags, fields = flatten(member, tag_keys)
                 out.append((measurement, {**base, **tags}, fields))
     for switch in fleet.s.switches.values():
@@ -333,6 +362,8 @@ def topology(fleet: Fleet) -> list[tuple[str, dict]]:
                         "databases": h.databases,
                         "host_port": h.host_port,
                         "queue_depth": h.queue_depth,
+                        "transport": h.transport,
+                        "multipath_policy": h.multipath_policy,
                         "switch": h.switch,
                         "host_switch_port": f"0/{h.switch_port}",
                         "array_switch_port": f"0/{h.array_port}",

@@ -15,6 +15,20 @@ import yaml
 # kind: (read share, I/O size in KB): TPC-E-like, OLTP, data mining (docs/domain.md).
 WORKLOADS = {"tpce": (0.90, 8), "oltp": (0.80, 8), "datamining": (0.95, 256)}
 ARRAY_PORTS = 4  # the last ports of each switch face the arrays: array k's paths use port (ports - 4 + k % 4)
+# How a host reaches its array: Fibre Channel or iSCSI (the studies compare them: docs/domain.md "Transport and
+# multipath policy"). An array serves its hosts by its transport unless a host is attached otherwise.
+TRANSPORTS = ("fc", "iscsi")
+# The Windows MPIO load-balance policies of the Microsoft DSM (Set-MSDSMGlobalDefaultLoadBalancePolicy, mpclaim): the
+# studies name round robin (the HP DSM on StoreVirtual) and least queue depth (TR-4403 with the Microsoft DSM). Round
+# robin is the DSM's default for active-active arrays.
+MULTIPATH_POLICIES = (
+    "round_robin",
+    "round_robin_with_subset",
+    "least_queue_depth",
+    "failover_only",
+    "weighted_paths",
+    "least_blocks",
+)
 
 
 @dataclass
@@ -37,6 +51,8 @@ class Array:
     capacity_iops: float
     tier0_share: float = 0.0  # hybrid arrays: each volume's Tier 0 share of capacity before any auto-tiering
     tier0_noise: float = 0.0  # how much that share wanders from one interval to the next (standard deviation)
+    tier0_capacity_gib: float = 4096.0  # hybrid arrays: the SSD space of Tier 0 (the rest of a volume is on Tier 1)
+    transport: str = "fc"  # how its hosts reach it, unless a host is attached otherwise
     volumes: list[Volume] = field(default_factory=list)
 
 
@@ -79,6 +95,8 @@ class Host:
     databases: list[str]
     workloads: list[Workload]
     cpu_base_percent: float = 5.0  # % Processor Time with no I/O: the rest grows with the host's IOPS
+    transport: str = "fc"  # how it reaches its array: its array's transport unless the host entry sets its own
+    multipath_policy: str = "round_robin"  # its MPIO DSM's load-balance policy
 
 
 @dataclass
@@ -136,6 +154,8 @@ def load(path: str | Path) -> Scenario:
                     float(a.get("capacity_iops", 300000)),
                     float(a.get("tier0_share", 0.0)),
                     float(a.get("tier0_noise", 0.0)),
+                    float(a.get("tier0_capacity_gib", 4096.0)),
+                    transport=_one_of("array", a["name"], "transport", a.get("transport", "fc"), TRANSPORTS),
                 )
             for template in site.get("hosts", []):
                 targets = [a for a in arrays.values() if a.site == site["name"]] if "per_array" in template else [None]
@@ -157,6 +177,12 @@ def load(path: str | Path) -> Scenario:
     for event in scenario.events:
         _check_event(scenario, event)
     return scenario
+
+
+def _one_of(kind: str, name: str, key: str, value, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"{kind} {name}: unknown {key} {value!r} (one of {', '.join(allowed)})")
+    return value
 
 
 def _add_host(hosts, arrays, switches, customer, site, t: dict, target, j: int) -> None:
@@ -181,6 +207,8 @@ def _add_host(hosts, arrays, switches, customer, site, t: dict, target, j: int) 
         list(t.get("databases", ["appdb"])),
         [Workload(t.get("workload", "tpce"), float(t.get("iops", 5000)))],
         float(t.get("cpu_base_percent", 5)),
+        _one_of("host", name, "transport", t.get("transport", array.transport), TRANSPORTS),
+        _one_of("host", name, "multipath_policy", t.get("multipath_policy", "round_robin"), MULTIPATH_POLICIES),
     )
     if host.workloads[0].kind not in WORKLOADS:
         raise ValueError(f"host {name}: unknown workload {host.workloads[0].kind} (one of {', '.join(WORKLOADS)})")

@@ -5,11 +5,16 @@ the pipeline's findings against. Written as JSON Lines under the run's truth fol
     events.jsonl      one line per planted event: type, component, contributor, start, end, magnitude, affected
                       (a workload_added's magnitude: where its array's load curve bends and where it saturates)
     hosts.jsonl       per interval and host: IOPS, host latency and its contributors (us), % Processor Time,
-                      SQL Server's transactions/s (its databases summed) and the HBA's queue depth
+                      SQL Server's transactions/s (its databases summed), the HBA's queue depth, and its path's
+                      transport and multipath policy with what the transport adds (transport_us: iSCSI's stacks)
     volume_histograms.jsonl  (scenarios with `volume_truth: true`) per interval and volume: I/Os per bucket and
                       direction, and what its host measures beyond the volume's service time (us)
     volumes.jsonl     per interval and volume auto-tiering acts on: its Tier 0 share, array service time and the
                       latency its host measures on its disk (us), I/O-weighted over both directions
+    tiers.jsonl       per interval: each hybrid volume's I/Os and mean service time per tier and direction
+                      (kind volume), each hybrid array's Tier 0 use, capacity and fill (kind array)
+    tier0_warnings.jsonl  per hybrid array whose Tier 0 filled past its new-write reserve (1 - TIER0_RESERVE, 90 %):
+                      when it first did and when it was back below (null if never)
     histograms.jsonl  per hour, array, firmware and direction: I/Os per 3PAR bucket
     records.json      records emitted per measurement (host lines sent, array/switch documents served)
 """
@@ -22,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 
 from . import latency
-from .fleet import TIERING_BATCH_GAIN, Fleet
+from .fleet import TIER0_RESERVE, TIERING_BATCH_GAIN, TIERS, Fleet
 
 CONTRIBUTOR = {
     "firmware_upgrade": "array",
@@ -47,6 +52,8 @@ class Truth:
         self.tiered_latency = {}  # volume -> [(t, the I/O-weighted latency its host sees on it, us)]
         self.volumes_out = (folder / "volumes.jsonl").open("w")
         self.histograms_out = (folder / "volume_histograms.jsonl").open("w") if fleet.s.volume_truth else None
+        self.tiers_out = (folder / "tiers.jsonl").open("w")
+        self.tier0_warnings = {}  # hybrid array -> {"passed": t, "below_again": t or None}
 
     def interval(self) -> None:
         t = self.fleet.t
@@ -68,6 +75,9 @@ class Truth:
                         "cpu_percent": round(f.cpu_percent, 3),
                         "transactions_per_s": round(f.transactions_per_s, 3),
                         "queue_depth": self.fleet.s.hosts[name].queue_depth,
+                        "transport": self.fleet.s.hosts[name].transport,
+                        "multipath_policy": self.fleet.s.hosts[name].multipath_policy,
+                        "transport_us": f.transport_us,
                     }
                 )
                 + "\n"
@@ -89,6 +99,30 @@ class Truth:
 
         if self.histograms_out:
             self._volume_histograms(t)
+        self._tiers(t)
+
+    def _tiers(self, t: float) -> None:
+        dt = self.fleet.s.interval_s
+        for array in self.fleet.s.arrays.values():
+            if array.media != "hybrid":
+                continue
+            for volume in array.volumes:
+                v = self.fleet.volumes[volume.name]
+                for tier in TIERS:
+                    figures = {"kind": "volume", "t": t, "array": array.name, "volume": volume.name, "tier": tier}
+                    for d in ("read", "write"):
+                        figures[f"{d}_iops"] = v.tier_ios.get((tier, d), 0) / dt
+                        figures[f"{d}_ms"] = v.tier_ms.get((tier, d), 0.0)
+                    self.tiers_out.write(json.dumps(figures) + "\n")
+            fill = self.fleet.tier0_fill(array.name)
+            used, capacity = self.fleet.tier0_used_mib[array.name], array.tier0_capacity_gib * 1024
+            line = {"kind": "array", "t": t, "array": array.name, "tier0_used_mib": used}
+            self.tiers_out.write(json.dumps(line | {"tier0_capacity_mib": capacity, "tier0_fill": fill}) + "\n")
+            warning = self.tier0_warnings.get(array.name)
+            if fill >= 1 - TIER0_RESERVE and warning is None:
+                self.tier0_warnings[array.name] = {"array": array.name, "passed": t, "below_again": None}
+            elif fill < 1 - TIER0_RESERVE and warning and warning["below_again"] is None:
+                warning["below_again"] = t
 
     def _volume_histograms(self, t: float) -> None:
         for name, volume in self.volumes.items():
@@ -121,8 +155,12 @@ class Truth:
     def close(self, start_s: float) -> None:
         self.hosts.close()
         self.volumes_out.close()
+        self.tiers_out.close()
         if self.histograms_out:
             self.histograms_out.close()
+        with (self.folder / "tier0_warnings.jsonl").open("w") as out:
+            for warning in self.tier0_warnings.values():
+                out.write(json.dumps(warning | {"level": 1 - TIER0_RESERVE}) + "\n")
         s = self.fleet.s
         (self.folder / "scenario.json").write_text(
             json.dumps(

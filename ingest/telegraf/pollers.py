@@ -12,10 +12,22 @@ ARRAY_APIS = {
     "api/v1/systemreporter/attime/vlunstatistics/hires": ("array_vlun", ["volumeName", "hostname", "hostWWN"]),
     "api/v1/systemreporter/attime/vvhistograms/hires": ("array_vv_histogram", ["volumeName"]),
     "api/v1/systemreporter/attime/vvtiers/hires": ("array_vv_tier", ["volumeName"]),
+    "api/v1/capacity": ("array_capacity", []),
 }
-HYBRID_ONLY = {"api/v1/systemreporter/attime/vvtiers/hires"}
+HYBRID_ONLY = {"api/v1/systemreporter/attime/vvtiers/hires", "api/v1/capacity"}
+# APIs whose document is one object, not a list of members: json_v2 reads it whole, without its sample time
+WHOLE_DOCUMENTS = {"api/v1/capacity"}
+SAMPLE_TIME_KEYS = ["sampleTime", "sampleTimeSec"]
+
 SWITCH_API = "rest/running/brocade-interface/fibrechannel-statistics"
 SWITCH_MEASUREMENT = "brocade_fc_port"
+
+
+def metric_objects(path: str, document: dict) -> list[dict]:
+    """The objects of an array's document that become metrics, as the poller's json_v2 reads them."""
+    if path in WHOLE_DOCUMENTS:
+        return [{k: v for k, v in document.items() if k not in SAMPLE_TIME_KEYS}]
+    return document["members"]
 
 
 def _http_block(
@@ -28,12 +40,15 @@ def _http_block(
     members: str,
     tag_keys: list[str],
     headers: str = "",
+    excluded_keys: list[str] = (),
 ) -> str:
     """One inputs.http whose json_v2 turns each member of the document into a metric, timed by the
     document's own sample time."""
     tag_lines = "".join(f'    {k} = "{v}"\n' for k, v in tags.items())
     header_line = f"  headers = {{{headers}}}\n" if headers else ""
     keys = ", ".join(f'"{k}"' for k in tag_keys)
+    excluded = ", ".join(f'"{k}"' for k in excluded_keys)
+    excluded_line = f"      excluded_keys = [{excluded}]\n" if excluded_keys else ""
     return f"""[[inputs.http]]
   alias = "{alias}"
   urls = ["{url}"]
@@ -48,7 +63,7 @@ def _http_block(
     [[inputs.http.json_v2.object]]
       path = "{members}"
       tags = [{keys}]
-"""
+{excluded_line}"""
 
 
 def array_block(name: str, site: str, base_url: str, interval: str, hybrid: bool) -> str:
@@ -60,8 +75,9 @@ def array_block(name: str, site: str, base_url: str, interval: str, hybrid: bool
             {"array": name, "site": site, "source": name},
             measurement,
             "sampleTimeSec",
-            "members",
+            "@this" if path in WHOLE_DOCUMENTS else "members",
             tag_keys,
+            excluded_keys=SAMPLE_TIME_KEYS if path in WHOLE_DOCUMENTS else (),
         )
         for path, (measurement, tag_keys) in ARRAY_APIS.items()
         if hybrid or path not in HYBRID_ONLY

@@ -1,1 +1,1 @@
-"""The local stack components, in start order: clickhouse, kafka, flink, loader, telegraf (see stack.py)."""
+"""The local stack's components, one module each: NAME, PROCESSES, PORT, start, probe (their order: supervised.py)."""

@@ -14,6 +14,7 @@ select
     array_switch_port,
     array,
     volume,
+    path_valid_from,
     ios,
     host_us,
     host_queueing_us,

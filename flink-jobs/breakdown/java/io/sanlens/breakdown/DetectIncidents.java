@@ -1,29 +1,27 @@
 package io.sanlens.breakdown;
 
-import java.time.Instant;
+import static io.sanlens.common.DetectorFunction.at;
 
+import io.sanlens.common.DetectorFunction;
 import org.apache.flink.table.annotation.ArgumentHint;
 import org.apache.flink.table.annotation.ArgumentTrait;
 import org.apache.flink.table.annotation.DataTypeHint;
 import org.apache.flink.table.annotation.StateHint;
 import org.apache.flink.table.api.dataview.MapView;
-import org.apache.flink.table.functions.ProcessTableFunction;
 import org.apache.flink.types.Row;
 
 /**
  * detect_incidents(input => TABLE parts PARTITION BY (contributor, component, path), window_length_ms => ...,
- * ...): the Detector as a process table function, its Track in Flink's keyed state. Input columns: window_ms,
- * value_us, ios, discards, site. One output row per incident state (opened, still going, closed), after the
- * partition columns.
+ * ...): the Detector as a process table function (common's DetectorFunction), its Track in Flink's keyed state.
+ * Input columns: window_ms, value_us, ios, discards, site. One output row per incident state (opened, still
+ * going, closed), after the partition columns.
  */
 @DataTypeHint("ROW<incident_id STRING, site STRING, started_at TIMESTAMP_LTZ(3), ended_at TIMESTAMP_LTZ(3), "
         + "last_window TIMESTAMP_LTZ(3), windows INT, ios BIGINT, baseline_us DOUBLE, excess_us DOUBLE, "
         + "peak_us DOUBLE, severity STRING>")
-public final class DetectIncidents extends ProcessTableFunction<Row> {
+public final class DetectIncidents extends DetectorFunction<Detector, Incident> {
     private static final long serialVersionUID = 1L;
     private static final double SEVERE_US = 80_000; // Brocade FPI: frames delayed 80 ms or more are frame loss
-
-    private transient Detector detector; // the arguments are literals: the same for every row
 
     public void eval(
             @StateHint(name = "track", ttl = "1 d") Track track,
@@ -37,12 +35,8 @@ public final class DetectIncidents extends ProcessTableFunction<Row> {
             @ArgumentHint(name = "absolute_margin_us") Double absoluteMarginUs,
             @ArgumentHint(name = "open_after") Integer openAfter,
             @ArgumentHint(name = "close_after") Integer closeAfter) {
-        if (detector == null) {
-            detector = new Detector(windowLengthMs, historyWindows, warmupWindows, quantile, relativeMargin,
-                    absoluteMarginUs, openAfter, closeAfter, SEVERE_US);
-        }
-        String key = input.<String>getFieldAs("contributor") + "|" + input.<String>getFieldAs("component") + "|"
-                + input.<String>getFieldAs("path");
+        Detector detector = detector(() -> new Detector(windowLengthMs, historyWindows, warmupWindows, quantile,
+                relativeMargin, absoluteMarginUs, openAfter, closeAfter, SEVERE_US));
         Incident i = detector.add(
                 track,
                 history,
@@ -51,18 +45,19 @@ public final class DetectIncidents extends ProcessTableFunction<Row> {
                 input.<Long>getFieldAs("ios"),
                 input.<Double>getFieldAs("discards"),
                 input.getFieldAs("site"));
-        if (i == null) return;
-        collect(Row.of(
-                key + "|" + Instant.ofEpochMilli(i.startedAt),
-                i.site,
-                Instant.ofEpochMilli(i.startedAt),
-                i.endedAt == null ? null : Instant.ofEpochMilli(i.endedAt),
-                Instant.ofEpochMilli(i.lastWindow),
-                i.windows,
-                i.ios,
-                i.baselineUs,
-                i.excessUs,
-                i.peakUs,
-                i.severity));
+        emit(input, i, "contributor", "component", "path");
+    }
+
+    @Override
+    protected long startedAt(Incident i) {
+        return i.startedAt;
+    }
+
+    @Override
+    protected Object[] columns(Incident i) {
+        return new Object[] {
+            i.site, at(i.startedAt), at(i.endedAt), at(i.lastWindow), i.windows, i.ios, i.baselineUs, i.excessUs,
+            i.peakUs, i.severity
+        };
     }
 }
