@@ -6,12 +6,14 @@ which ports its services use, and how to reach Kafka, ClickHouse and Alertmanage
     SANLENS_STATE   the installed tools and the run folder (.sanlens beside this checkout)
     SANLENS_RUN     the running stack's pid files, data folders, logs (SANLENS_STATE/run)
     SANLENS_LIB     jars: the connectors and the jobs' Java functions (SANLENS_STATE/lib)
-    SANLENS_<NAME>_PORT for each name of PORTS; SANLENS_KAFKA, SANLENS_CLICKHOUSE_URL (with _USER, _PASSWORD),
+    SANLENS_<NAME>_PORT for each name of PORTS; SANLENS_KAFKA, SANLENS_CLICKHOUSE_URL (with _USER, _PASSWORD: else the
+    admin user `sanlens` and its password from the local stack's passwords file, SANLENS_CLICKHOUSE_PASSWORDS),
     SANLENS_ALERTMANAGER_URL, SANLENS_ALERT_WEBHOOK_URL, SANLENS_INBOX_HOST
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -40,8 +42,22 @@ def port(name: str) -> int:
 
 KAFKA_BOOTSTRAP = os.environ.get("SANLENS_KAFKA", f"127.0.0.1:{port('KAFKA')}")
 CLICKHOUSE_URL = os.environ.get("SANLENS_CLICKHOUSE_URL", f"http://127.0.0.1:{port('CLICKHOUSE')}")
-CLICKHOUSE_USER = os.environ.get("SANLENS_CLICKHOUSE_USER", "default")
-CLICKHOUSE_PASSWORD = os.environ.get("SANLENS_CLICKHOUSE_PASSWORD", "")
+# The local stack's ClickHouse passwords, one per user, generated on first use (mode 0600; clickhouse/roles.py).
+CLICKHOUSE_PASSWORDS = Path(os.environ.get("SANLENS_CLICKHOUSE_PASSWORDS", STATE / "clickhouse-passwords.json"))
+CLICKHOUSE_USER = os.environ.get("SANLENS_CLICKHOUSE_USER", "sanlens")
+
+
+def clickhouse_password(user: str = CLICKHOUSE_USER) -> str:
+    """SANLENS_CLICKHOUSE_PASSWORD for SANLENS_CLICKHOUSE_USER, else the user's in the passwords file ('' if none)."""
+    if user == CLICKHOUSE_USER and os.environ.get("SANLENS_CLICKHOUSE_PASSWORD"):
+        return os.environ["SANLENS_CLICKHOUSE_PASSWORD"]
+    try:
+        return json.loads(CLICKHOUSE_PASSWORDS.read_text()).get(user, "")
+    except (OSError, ValueError):
+        return ""
+
+
+CLICKHOUSE_PASSWORD = clickhouse_password()  # as the process started; clients ask clickhouse_password() anew
 ALERTMANAGER_URL = os.environ.get("SANLENS_ALERTMANAGER_URL", f"http://127.0.0.1:{port('ALERTMANAGER')}")
 # where the inbox listens: the loopback in local mode, every interface in a container (docker-compose.yml)
 INBOX_HOST = os.environ.get("SANLENS_INBOX_HOST", "127.0.0.1")

@@ -51,6 +51,13 @@ def parser() -> argparse.ArgumentParser:
         "--hosts", type=int, default=4, help="hosts with a latency breakdown chart: those incidents touched most (4)"
     )
     sub.choices["sql"].add_argument("--format", choices=["table", "csv", "json"], default="table")
+    sub.choices["sql"].add_argument(
+        "--as",
+        dest="role",
+        metavar="ROLE",
+        help="run it as a role's user: analyst, dashboards, ingest, customer_NAME (or a customer's name): what that "
+        "user would see (clickhouse/access/roles.yaml; default: the admin)",
+    )
     sub.choices["pages"].add_argument("--limit", type=int, default=50, help="the last LIMIT alerts (50)")
     sub.choices["pages"].add_argument("--format", choices=["table", "csv", "json"], default="table")
     sub.choices["dbt"].add_argument("args", nargs=argparse.REMAINDER)
@@ -223,9 +230,19 @@ def cmd_topics(args) -> int:
 def cmd_sql(args) -> int:
     from sanlensctl import db
 
+    user = None
+    if args.role:
+        from clickhouse import roles
+
+        user = args.role if args.role in roles.roles() or args.role.startswith("customer_") else None
+        user = user or roles.customer_role(args.role)
+        roles.password(user)  # made now if it is the first time: the server reads the passwords file again
     try:
-        client = db.client()
+        client = db.client(user=user)
     except Exception as exc:
+        if "Code: 516" in str(exc):
+            refused = str(exc).split("Code: 516. ")[-1][:200]
+            raise SanlensError(f"ClickHouse refused the user {user}: {refused}") from exc
         raise SanlensError(
             f"cannot reach ClickHouse at {config.CLICKHOUSE_URL}: start the stack with ./sanlens up"
         ) from exc

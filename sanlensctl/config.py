@@ -131,7 +131,8 @@ def tool_env() -> dict[str, str]:
             "SANLENS_CLICKHOUSE_HOST": urlsplit(CLICKHOUSE_URL).hostname or "127.0.0.1",
             "SANLENS_CLICKHOUSE_PORT": str(urlsplit(CLICKHOUSE_URL).port or settings.PORTS["CLICKHOUSE"]),
             "SANLENS_CLICKHOUSE_USER": CLICKHOUSE_USER,
-            "SANLENS_CLICKHOUSE_PASSWORD": CLICKHOUSE_PASSWORD,
+            # the user's password now (the passwords file is made when the stack's ClickHouse first starts)
+            "SANLENS_CLICKHOUSE_PASSWORD": settings.clickhouse_password(CLICKHOUSE_USER),
             "SANLENS_LIB": str(LIB),
             "SANLENS_RUN": str(RUN),
             "TMPDIR": str(TMP),

@@ -7,8 +7,9 @@ from sanlensctl import config
 from sanlensctl.errors import SanlensError
 
 
-def client(url: str | None = None, **kwargs):
-    return connect(url or config.CLICKHOUSE_URL, **kwargs)
+def client(url: str | None = None, user: str | None = None, **kwargs):
+    """A client of the stack's ClickHouse as `user` (default: the admin, SANLENS_CLICKHOUSE_USER), with its password."""
+    return connect(url or config.CLICKHOUSE_URL, user=user, **kwargs)
 
 
 def reachable(url: str | None = None):

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import sys
 
+from clickhouse import roles
 from clickhouse.schema import statements
+from ingest import settings
 from sanlensctl import config, db
 from sanlensctl.errors import SanlensError
 
@@ -59,4 +62,43 @@ def apply(url: str | None = None, quiet: bool = False) -> list[str]:
         done.append(name)
         if not quiet:
             print(f"applied {name}")
+    apply_access(client, url, quiet)
     return done
+
+
+def apply_access(client, url: str | None = None, quiet: bool = False) -> None:
+    """The users and roles of clickhouse/access/roles.yaml on a ClickHouse server, with a role per customer of the
+    data and of the customers file (run again after new customers arrive); each fixed role's user with the password
+    SANLENS_CLICKHOUSE_<ROLE>_PASSWORD if set. The embedded server applies the same definitions itself, per query."""
+    if _server_name(url) == "sanlens-embedded":
+        return
+    customers = roles.customers(client)
+    passwords = {
+        name: os.environ[f"SANLENS_CLICKHOUSE_{name.upper()}_PASSWORD"]
+        for name in roles.roles(customers)
+        if os.environ.get(f"SANLENS_CLICKHOUSE_{name.upper()}_PASSWORD")
+    }
+    for statement in roles.server_statements(customers, passwords, roles.store_tables(client)):
+        try:
+            client.command(statement)
+        except Exception as exc:
+            raise SanlensError(f"users and roles: {statement.split(' BY ')[0][:120]} failed: {str(exc)[:300]}") from exc
+    if not quiet:
+        print(f"users and roles: {', '.join(roles.roles(customers))} ({len(customers)} customers)")
+
+
+def _server_name(url: str | None) -> str:
+    """The server's display name from its answer's headers: the local stack's says sanlens-embedded."""
+    import base64
+    import urllib.request
+
+    from clickhouse.client import credentials
+
+    url = url or config.CLICKHOUSE_URL
+    user, password = credentials(url)
+    parts = urllib.parse.urlsplit(url)
+    port = parts.port or settings.PORTS["CLICKHOUSE"]
+    request = urllib.request.Request(f"{parts.scheme}://{parts.hostname}:{port}/?query=SELECT%201")
+    request.add_header("Authorization", "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode())
+    with urllib.request.urlopen(request, timeout=10) as resp:
+        return resp.headers.get("X-ClickHouse-Server-Display-Name", "")

@@ -145,8 +145,22 @@ def wait_for_job(job: str, inputs: list[str], outputs: list[str], timeout: float
     wait_until(lambda: offsets.position(loader.GROUP, outputs).committed >= written, 300, "the loader")
 
 
+def authorized(url: str, data: bytes | None = None, user: str | None = None) -> urllib.request.Request:
+    """A raw HTTP request to a ClickHouse of the tests with a user's credentials (the admin's by default), as every
+    client of the stack sends them (clickhouse/client.py)."""
+    import base64
+
+    from clickhouse.client import credentials
+
+    name, password = credentials(url, user)
+    request = urllib.request.Request(url, data=data)
+    request.add_header("Authorization", "Basic " + base64.b64encode(f"{name}:{password}".encode()).decode())
+    return request
+
+
 class EmbeddedServer:
-    """An extra embedded ClickHouse server process on its own port and data folder."""
+    """An extra embedded ClickHouse server process on its own port and data folder, its users' passwords those of
+    the local stack (ingest/settings.py's CLICKHOUSE_PASSWORDS)."""
 
     def __init__(self, path: Path, port: int | None = None, extra: list[str] | None = None):
         self.path, self.port, self.extra = path, port or free_port(), extra or []

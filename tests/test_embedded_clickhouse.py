@@ -13,6 +13,8 @@ from decimal import Decimal
 import pytest
 from clickhouse_connect.driver.exceptions import DatabaseError
 
+from tests.support import authorized
+
 UTC = dt.UTC
 pytestmark = pytest.mark.stack  # every test here starts an embedded ClickHouse server process
 
@@ -130,7 +132,7 @@ def test_parameters_too_long_for_a_url_arrive_as_form_fields(embedded):
 
 
 def test_errors_come_back_as_clickhouse_sends_them(embedded):
-    req = urllib.request.Request(embedded.url + "/", data=b"SELECT * FROM no_such_table")
+    req = authorized(embedded.url + "/", data=b"SELECT * FROM no_such_table")
     with pytest.raises(urllib.error.HTTPError) as info:
         urllib.request.urlopen(req, timeout=10)
     err = info.value
@@ -139,7 +141,7 @@ def test_errors_come_back_as_clickhouse_sends_them(embedded):
     assert err.headers["X-ClickHouse-Exception-Code"] == "60"
     assert body.startswith("Code: 60. DB::Exception:") and "(UNKNOWN_TABLE)" in body
     with pytest.raises(urllib.error.HTTPError) as info:
-        urllib.request.urlopen(urllib.request.Request(embedded.url + "/", data=b"SELEC 1"), timeout=10)
+        urllib.request.urlopen(authorized(embedded.url + "/", data=b"SELEC 1"), timeout=10)
     assert info.value.code == 400 and info.value.headers["X-ClickHouse-Exception-Code"] == "62"
     with pytest.raises(DatabaseError, match="Code: 81"):
         embedded.client().query("SELECT 1 FROM missing.table_x")
@@ -148,7 +150,7 @@ def test_errors_come_back_as_clickhouse_sends_them(embedded):
 def test_curl_style_requests(embedded):
     def post(query: str, body: bytes = b"") -> str:
         url = embedded.url + "/?" + urllib.parse.urlencode({"query": query}) if body else embedded.url + "/"
-        with urllib.request.urlopen(urllib.request.Request(url, data=body or query.encode()), timeout=10) as r:
+        with urllib.request.urlopen(authorized(url, data=body or query.encode()), timeout=10) as r:
             return r.read().decode()
 
     import urllib.parse
@@ -205,7 +207,7 @@ def post(url: str, sql: str, **params) -> tuple[int, dict, str]:
 
     query = ("?" + urllib.parse.urlencode(params)) if params else ""
     try:
-        with urllib.request.urlopen(urllib.request.Request(url + "/" + query, data=sql.encode()), timeout=60) as r:
+        with urllib.request.urlopen(authorized(url + "/" + query, data=sql.encode()), timeout=60) as r:
             return r.status, dict(r.headers), r.read().decode()
     except urllib.error.HTTPError as err:
         return err.code, dict(err.headers), err.read().decode()

@@ -6,12 +6,16 @@ clickhouse-connect, dbt-clickhouse (driver http) and curl. Everything else reach
 a URL, so pointing that URL at a real server changes nothing else.
 
     python clickhouse/embedded/server.py --path DIR [--host 127.0.0.1] [--port 8123] [--user U --password P]
+        [--passwords FILE] [--max-request-size 1Gi] [--client-timeout 60]
         [--readers 8] [--writers 4] [--max-execution-time 30] [--max-memory-usage 2G]
         [--max-execution-time-cap 600] [--max-memory-usage-cap 8G] [--max-server-memory-usage BYTES]
 
 Queries run in parallel on connections of one chdb engine (chdb 4: one engine per process, any number of
 connections to it), reads and writes on connections of their own, each query under a timeout and a
-memory limit (`Limits`); see clickhouse/README.md.
+memory limit (`Limits`); see clickhouse/README.md. Every request carries a user and its password (the admin's, or a
+role's of clickhouse/access/roles.yaml from the passwords file): a role's query runs under its rules (`Access`,
+docs/security.md). A body over --max-request-size, a client silent for --client-timeout seconds and a malformed
+request get ClickHouse's error codes; none stops the server.
 """
 
 from __future__ import annotations
@@ -32,15 +36,18 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 import uuid
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import chdb
 import lz4.frame
 import zstandard
 
+from clickhouse import roles
 from ingest import settings
 
 # URL parameters that are part of the HTTP protocol rather than ClickHouse settings.
@@ -119,10 +126,15 @@ HTTP_STATUS = {
 }
 
 
+HTTP_STATUS[209] = 408
+HTTP_STATUS[164] = 403
+HTTP_STATUS[33] = 400
+
+
 class ClickHouseError(Exception):
-    def __init__(self, code: int, message: str):
+    def __init__(self, code: int, message: str, status: int | None = None):
         super().__init__(message)
-        self.code = code
+        self.code, self.status = code, status or HTTP_STATUS.get(code, 500)
 
 
 def decompress(body: bytes, encoding: str) -> bytes:
@@ -294,6 +306,7 @@ class Engine:
         boot.close()
         self.sessions: dict[str, dict[str, str]] = {}
         self.sessions_lock = threading.Lock()
+        self.access = Access()
         with self.read.connection(0) as conn:
             self.version = conn.run("SELECT version()", "TabSeparated", {}, None).bytes().decode().strip()
 
@@ -310,12 +323,19 @@ class Engine:
         session_id: str | None,
         database: str | None,
         data: bytes | None,
+        role: roles.Role | None = None,
     ):
         with self.sessions_lock:
             effective = dict(self.sessions.get(session_id, {})) if session_id else {}
         effective.update(settings)
         self.limits.check_all(effective, sql)
         m = SET_RE.match(sql)
+        if role is not None:
+            if role.readonly:
+                if data is not None or m:
+                    raise readonly_error(role)
+                return self._as_reader(role, sql, fmt, effective, params, database)
+            self.access.check(self, role, sql, params, database, data)
         write = data is not None or not (m or READ_RE.match(sql))
         lane = self.write if write else self.read
         timeout = parse_size(effective["max_execution_time"]) if "max_execution_time" in effective else lane.timeout
@@ -338,6 +358,36 @@ class Engine:
             finally:
                 if use:
                     conn.conn.query("USE default")
+
+    def _as_reader(self, role: roles.Role, sql: str, fmt: str, settings: dict[str, str], params: dict, database):
+        """A read-only role's query: checked (`Access.check`), then run on a connection of its own under the role's
+        rules, set after the request's settings so that none of those can widen them, readonly last (the query's
+        own SETTINGS can change nothing then); the connection is closed after, as readonly cannot be unset."""
+        self.access.check(self, role, sql, params, database, None)
+        filters = role.table_filters(self.access.tables(self))
+        rules = {
+            "additional_table_filters": "{"
+            + ", ".join(f"{roles.quote(t)}: {roles.quote(c)}" for t, c in sorted(filters.items()))
+            + "}",
+            "readonly": "1",
+        }
+        timeout = parse_size(settings["max_execution_time"]) if "max_execution_time" in settings else self.read.timeout
+        with self.read.connection(timeout) as lane_conn:  # the reads' lane counts it among the queries at once
+            conn = Connection(self.path, lane_conn.baseline)
+            try:
+                if database:
+                    conn.run(f"USE `{database}`", fmt, {}, None)
+                for key, value in {**settings, **rules}.items():
+                    conn.run(f"SET {key} = {value}", fmt, {}, None)
+                return conn.conn.query(sql, fmt, params=params) if params else conn.conn.query(sql, fmt)
+            except ClickHouseError:
+                raise
+            except Exception as exc:
+                text = str(exc).strip()
+                code = ERROR_RE.search(text)
+                raise ClickHouseError(int(code.group(1)) if code else 1001, text) from exc
+            finally:
+                conn.conn.close()
 
     def _insert(self, conn: Connection, sql: str, data: bytes, settings: dict[str, str], params: dict):
         m = INSERT_RE.match(sql + "\n")
@@ -370,11 +420,152 @@ class Engine:
         return ", ".join(f"`{n}` {types[n]}" for n in names)
 
 
+TABLE_FUNCTIONS = {"numbers", "numbers_mt", "zeros", "zeros_mt", "values", "generate_series", "generateseries", "null",
+                   "view", "format", "generaterandom", "one"}  # fmt: skip
+DENIED_FUNCTION_RE = re.compile(r"^(file|dictget|dicthas|joinget|url|s3|hdfs|remote|cluster|executable|input)", re.I)
+IN_RE = re.compile(r"^(global)?(not)?(null)?in(ignoreset)?$", re.I)
+AST_LINE_RE = re.compile(r"^( *)(\w+)(?: (\S+))?")
+TARGET_RE = re.compile(
+    r"^(?:INSERT INTO|ALTER TABLE|CREATE TABLE(?: IF NOT EXISTS)?|DROP TABLE(?: IF EXISTS)?|DESCRIBE TABLE) ([\w.`]+)",
+    re.I,
+)
+
+
+def readonly_error(role: roles.Role) -> ClickHouseError:
+    return ClickHouseError(
+        164, f"Code: 164. DB::Exception: {role.name}: Cannot execute query in readonly mode. (READONLY)"
+    )
+
+
+class Access:
+    """The roles of clickhouse/access/roles.yaml as this server applies them: what a role's statement may touch,
+    checked on ClickHouse's own parse of it (formatQuery, EXPLAIN AST), and the catalogue its filters cover (the
+    store's tables with their columns, the customers of the topology), read again every few seconds."""
+
+    TTL = 2.0
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.cached: tuple[float, dict[str, set[str]], set[str], list[str]] | None = None
+
+    def catalogue(self, engine: Engine) -> tuple[dict[str, set[str]], set[str], list[str]]:
+        with self.lock:
+            if self.cached and time.monotonic() - self.cached[0] < self.TTL:
+                return self.cached[1:]
+        defs = roles.definitions()
+        dbs = ", ".join(roles.quote(d) for d in defs["databases"])
+        with engine.read.connection(engine.read.timeout) as conn:
+
+            def rows_of(sql: str) -> list:
+                return json.loads(conn.run(sql, "JSONCompact", {}, None).bytes())["data"]
+
+            rows = rows_of(
+                f"SELECT database || '.' || table, groupArray(name) FROM system.columns WHERE database IN ({dbs}) "
+                "GROUP BY database, table"
+            )
+            every = rows_of("SELECT database || '.' || name FROM system.tables")
+            customers: list[str] = []
+            if any(r[0] == "sanlens.topology" for r in rows):
+                customers = [r[0] for r in rows_of("SELECT DISTINCT customer FROM sanlens.topology")]
+        tables = {name: set(columns) for name, columns in rows}
+        found = (tables, {r[0] for r in every}, sorted(set(customers) | set(roles.file_customers())))
+        with self.lock:
+            self.cached = (time.monotonic(), *found)
+        return found
+
+    def tables(self, engine: Engine) -> dict[str, set[str]]:
+        return self.catalogue(engine)[0]
+
+    def role(self, engine: Engine, user: str) -> roles.Role | None:
+        every = roles.roles(self.catalogue(engine)[2])
+        if user not in every and user.startswith("customer_"):  # a customer of the file or the data, just arrived
+            self.cached = None
+            every = roles.roles(self.catalogue(engine)[2])
+        return every.get(user)
+
+    def check(self, engine: Engine, role: roles.Role, sql: str, params: dict, database: str | None, data) -> None:
+        """Refuses (ACCESS_DENIED) what the role may not do: a table it may not read or write, a table function or a
+        function that reaches outside the store (file, url, remote, ...), INTO OUTFILE, more than one statement, a
+        statement other than a read for a read-only role; a malformed one gets ClickHouse's own syntax error."""
+        tables, every, _ = self.catalogue(engine)
+        defs = roles.definitions()
+        current = database or "default"
+
+        def deny(what: str):
+            raise ClickHouseError(497, f"Code: 497. DB::Exception: {role.name}: Not enough privileges: {what}. "
+                                       "(ACCESS_DENIED)")  # fmt: skip
+
+        def readable(name: str) -> bool:
+            db, _, table = name.rpartition(".")
+            if db in defs["databases"]:  # a customer's: only the tables its rows can be told apart in
+                return role.may_read(name) and role.row_filter(tables.get(name, set())) != "0"
+            if db == "system":
+                return table in defs["system_tables"] or not role.readonly and table in ("parts", "mutations")
+            return db.lower() == "information_schema"
+
+        statement = sql
+        with engine.read.connection(engine.read.timeout) as conn:
+            formatted = json.loads(
+                conn.run(f"SELECT formatQuerySingleLine({roles.quote(statement)})", "JSONCompact", {}, None).bytes()
+            )["data"][0][0]
+            if re.search(r"\bINTO\s+OUTFILE\b", formatted, re.I):
+                deny("INTO OUTFILE")
+            if data is not None:
+                ast = ""
+            else:
+                ast = conn.run(f"EXPLAIN AST {formatted}", "TabSeparatedRaw", {}, params or None).bytes().decode()
+        lines = [AST_LINE_RE.match(line).groups() for line in ast.splitlines() if AST_LINE_RE.match(line)]
+        kind = lines[0][1] if lines else "InsertQuery"
+        target = TARGET_RE.match(formatted)
+        reading = kind.startswith(("Select", "Explain", "Show", "Describe", "Exists"))
+        if role.readonly and not reading:
+            raise readonly_error(role)
+        if kind in ("InsertQuery", "AlterQuery", "CreateQuery", "DropQuery"):
+            if not target:
+                deny(formatted[:60])
+            name = target.group(1).replace("`", "")
+            name = name if "." in name else f"{current}.{name}"
+            # a table is created and dropped only where the role's names end with `*` (a refresh's scratch tables)
+            patterns = [p for p in role.writes if p.endswith("*") or kind in ("InsertQuery", "AlterQuery")]
+            if not roles._matches(name, patterns):
+                deny(f"to {kind[:-5].upper()} {name}")
+        elif not reading:
+            deny(kind)
+        parents: list[tuple[int, str, str]] = []
+        for indent, node, name in lines:
+            while parents and parents[-1][0] >= len(indent):
+                parents.pop()
+            parent = parents[-1][1] if parents else ""
+            under_in = any(n == "Function" and IN_RE.match(f or "") for _, n, f in parents)
+            parents.append((len(indent), node, name))
+            if node == "Identifier" and name and ("." in name or under_in):
+                # a table as the set of IN (`x IN sanlens.deadletter`): read like one
+                full = name.replace("`", "") if "." in name else f"{current}.{name}"
+                if full in every and not readable(full):
+                    deny(f"to read {full}")
+            if node == "Function" and name:
+                if parent == "TableExpression" and name.lower() not in TABLE_FUNCTIONS:
+                    deny(f"table function {name}")
+                if DENIED_FUNCTION_RE.match(name):
+                    deny(f"function {name}")
+            elif node == "TableIdentifier" and name:
+                full = name.replace("`", "")
+                if "." not in full:
+                    if f"{current}.{full}" not in every:
+                        continue  # a WITH name, or no such table (ClickHouse says so)
+                    full = f"{current}.{full}"
+                if not readable(full) and not (kind == "InsertQuery" or role.may_write(full) and not role.readonly):
+                    deny(f"to read {full}")
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "sanlens-embedded-clickhouse"
     engine: Engine
-    credentials: tuple[str, str] | None = None
+    credentials: tuple[str, str] | None = None  # the admin's
+    max_request_size = 1 << 30
+    timeout = 60  # seconds a client may send nothing in the middle of a request (the socket's timeout)
+    passwords: Path | None = None  # every user's (clickhouse/roles.py)
 
     def log_message(self, fmt, *args):  # access logs would drown the stack's log file
         pass
@@ -388,36 +579,98 @@ class Handler(BaseHTTPRequestHandler):
         return self._handle(b"")
 
     def do_POST(self):
-        return self._handle(self._read_body())
+        try:
+            body = self._read_body()
+        except ClickHouseError as err:
+            self.close_connection = True  # the rest of the body is not read: the connection cannot serve another
+            return self._error(err)
+        except (TimeoutError, ValueError, OSError) as exc:
+            self.close_connection = True
+            slow = isinstance(exc, TimeoutError)
+            print(f"{'slow' if slow else 'bad'} request from {self.client_address[0]}: {exc}", flush=True)
+            return self._error(
+                ClickHouseError(
+                    209,
+                    f"Code: 209. DB::Exception: Timeout exceeded while reading from socket "
+                    f"({self.timeout:g} s). (SOCKET_TIMEOUT)",
+                )  # fmt: skip
+                if slow
+                else ClickHouseError(
+                    33, f"Code: 33. DB::Exception: Cannot read the request's body: {exc}. (CANNOT_READ_ALL_DATA)"
+                )  # fmt: skip
+            )
+        return self._handle(body)
 
     def _read_body(self) -> bytes:
+        """The body, up to max_request_size bytes (more is refused before it is read); a client that sends nothing
+        for `timeout` seconds is dropped (socket timeout), so a slow one holds a thread, never the server."""
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            chunks = []
+            chunks, total = [], 0
             while True:
-                size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                size = int(self.rfile.readline(1024).split(b";")[0].strip(), 16)
                 if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
                         pass
                     return b"".join(chunks)
+                total += size
+                self._check_size(total)
                 chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.rfile.readline(1024)
+        length = int(self.headers.get("Content-Length") or 0)
+        self._check_size(length)
+        body = self.rfile.read(length)
+        if len(body) < length:
+            raise ValueError(f"{len(body)} of {length} bytes")
+        return body
 
-    def _authenticate(self, params: dict) -> None:
-        if not self.credentials:
-            return
+    def _check_size(self, size: int) -> None:
+        if size > self.max_request_size:
+            print(f"request of {size:,} bytes refused from {self.client_address[0]}", flush=True)
+            raise ClickHouseError(
+                36,
+                f"Code: 36. DB::Exception: The request's body is {size:,} bytes, over the server's limit of "
+                f"{self.max_request_size:,} (--max-request-size). (BAD_ARGUMENTS)",
+                status=413,
+            )
+
+    def _error(self, err: ClickHouseError) -> None:
+        text = f"{err} (version {self.engine.version})\n".encode()
+        headers = {"X-ClickHouse-Exception-Code": str(err.code), "Content-Type": "text/plain; charset=UTF-8"}
+        if self.close_connection:
+            headers["Connection"] = "close"
+        self._reply(err.status, text, headers)
+
+    def _authenticate(self, params: dict) -> roles.Role | None:
+        """The request's user, from its Basic auth, X-ClickHouse-User/Key headers or user/password parameters,
+        checked against the admin's credentials and the passwords file: its role, or None for the admin. A failed
+        login is refused with ClickHouse's answer and logged with the client's address."""
         user, password = params.get("user"), params.get("password")
         if self.headers.get("X-ClickHouse-User"):
             user, password = self.headers["X-ClickHouse-User"], self.headers.get("X-ClickHouse-Key", "")
         auth = self.headers.get("Authorization", "")
         if auth.startswith("Basic "):
-            user, _, password = base64.b64decode(auth[6:]).decode().partition(":")
-        if user != self.credentials[0] or not hmac.compare_digest(password or "", self.credentials[1]):
-            raise ClickHouseError(
-                516,
-                f"Code: 516. DB::Exception: {user or 'default'}: Authentication failed: "
-                "password is incorrect, or there is no user with such name. (AUTHENTICATION_FAILED)",
-            )
+            with contextlib.suppress(ValueError):
+                user, _, password = base64.b64decode(auth[6:]).decode().partition(":")
+        user = user or "default"
+        if self.credentials is None and self.passwords is None:
+            return None  # started with --no-auth
+        known = dict(roles.read_passwords(self.passwords)) if self.passwords else {}
+        if self.credentials:
+            known[self.credentials[0]] = self.credentials[1]
+        expected = known.get(user)
+        role = None
+        if expected is not None and hmac.compare_digest((password or "").encode(), expected.encode()):
+            if self.credentials and user == self.credentials[0]:
+                return None
+            role = self.engine.access.role(self.engine, user)
+            if role is not None or user == roles.admin():
+                return role
+        print(f"failed login: user {user!r} from {self.client_address[0]}:{self.client_address[1]}", flush=True)
+        raise ClickHouseError(
+            516,
+            f"Code: 516. DB::Exception: {user}: Authentication failed: "
+            "password is incorrect, or there is no user with such name. (AUTHENTICATION_FAILED)",
+        )
 
     def _handle(self, raw: bytes) -> None:
         params = dict(parse_qsl(urlsplit(self.path).query, keep_blank_values=True))
@@ -429,7 +682,7 @@ class Handler(BaseHTTPRequestHandler):
             "X-ClickHouse-Server-Display-Name": "sanlens-embedded",
         }
         try:
-            self._authenticate(params)
+            role = self._authenticate(params)
             body = decompress(raw, self.headers.get("Content-Encoding", ""))
             content_type = self.headers.get("Content-Type", "")
             if content_type.startswith("multipart/form-data"):
@@ -444,11 +697,18 @@ class Handler(BaseHTTPRequestHandler):
             }
             query_params = {k[6:]: v for k, v in params.items() if k.startswith("param_")}
             database = params.get("database") or self.headers.get("X-ClickHouse-Database")
-            result = self.engine.execute(sql, fmt, settings, query_params, params.get("session_id"), database, data)
-        except ClickHouseError as err:
+            result = self.engine.execute(
+                sql, fmt, settings, query_params, params.get("session_id"), database, data, role
+            )
+        except (ClickHouseError, UnicodeDecodeError, ValueError, OSError, EOFError, zlib.error) as exc:
+            # a malformed request (a body that does not decode, a broken form) is answered, never the end of a thread
+            err = exc
+            if not isinstance(exc, ClickHouseError):
+                text = f"Code: 27. DB::Exception: Cannot parse the request: {exc}. (CANNOT_PARSE_INPUT)"
+                err = ClickHouseError(27, text)
             text = f"{err} (version {self.engine.version})\n".encode()
             headers.update({"X-ClickHouse-Exception-Code": str(err.code), "Content-Type": "text/plain; charset=UTF-8"})
-            return self._reply(HTTP_STATUS.get(err.code, 500), text, headers)
+            return self._reply(err.status, text, headers)
         out = result.bytes() if result is not None else b""
         summary = {
             "read_rows": str(result.rows_read() if result else 0),
@@ -496,8 +756,17 @@ def main(argv=None) -> int:
     ap.add_argument("--path", required=True, help="database folder (one process may open it)")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=settings.port("CLICKHOUSE"))
-    ap.add_argument("--user", default=os.environ.get("SANLENS_CLICKHOUSE_USER"))
-    ap.add_argument("--password", default=os.environ.get("SANLENS_CLICKHOUSE_PASSWORD"))
+    ap.add_argument("--user", default=os.environ.get("SANLENS_CLICKHOUSE_USER"), help="the admin (default sanlens)")
+    ap.add_argument("--password", default=os.environ.get("SANLENS_CLICKHOUSE_PASSWORD"), help="the admin's")
+    ap.add_argument(
+        "--passwords",
+        type=Path,
+        default=settings.CLICKHOUSE_PASSWORDS,
+        help="every user's password, made on first use (clickhouse/roles.py); default %(default)s",
+    )
+    ap.add_argument("--no-auth", action="store_true", help="accept every request as the admin (never the stack's)")
+    ap.add_argument("--max-request-size", type=parse_size, default=parse_size("1Gi"), help="bytes; 1Gi")
+    ap.add_argument("--client-timeout", type=float, default=60, help="seconds a client may send nothing; 60")
     group = ap.add_argument_group("limits", "each default can also be set by $SANLENS_CLICKHOUSE_<NAME>")
     for name, default, kind, what in (
         ("readers", "8", int, "engine connections for reads: as many run at once, the next ones wait their turn"),
@@ -523,7 +792,14 @@ def main(argv=None) -> int:
     if caps.timeout > caps.timeout_cap or caps.memory > caps.memory_cap:
         ap.error("a default limit is above its cap")
     Handler.engine = Engine(args.path, args.readers, args.writers, caps, args.max_server_memory_usage)
-    Handler.credentials = (args.user or "default", args.password) if args.password else None
+    if args.no_auth:
+        Handler.credentials = Handler.passwords = None
+    else:
+        passwords = roles.ensure_passwords(roles.local_users(), args.passwords)
+        admin = args.user or roles.admin()
+        Handler.credentials = (admin, args.password or passwords.get(admin, ""))
+        Handler.passwords = args.passwords
+    Handler.max_request_size, Handler.timeout = int(args.max_request_size), args.client_timeout
     ThreadingHTTPServer.allow_reuse_address = True
     ThreadingHTTPServer.daemon_threads = True
     server = ThreadingHTTPServer((args.host, args.port), Handler)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from clickhouse import roles
 from sanlensctl import config, db, procs
 from sanlensctl.errors import SanlensError
 
@@ -22,6 +23,7 @@ def start() -> int:
             "run `./sanlens down --purge` to start afresh"
         )
     DATA.mkdir(parents=True, exist_ok=True)
+    roles.ensure_passwords(roles.local_users())  # before tool_env(), which hands the admin's to the processes
     argv = [sys.executable, str(SERVER), "--path", str(DATA), "--port", str(config.CLICKHOUSE_PORT)]
     return procs.start(NAME, argv, config.tool_env())
 

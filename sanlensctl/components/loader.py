@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from clickhouse import roles
 from ingest.loader.loader import DEFAULT_ROUTES
 from sanlensctl import config, offsets, procs
 
@@ -15,7 +16,11 @@ GROUP = "sanlens-loader"
 
 
 def start() -> int:
-    return procs.start(NAME, [sys.executable, str(SCRIPT)], config.tool_env())
+    # as the `ingest` role: inserts and its rollups, nothing else (clickhouse/access/roles.yaml)
+    env = dict(
+        config.tool_env(), SANLENS_CLICKHOUSE_USER="ingest", SANLENS_CLICKHOUSE_PASSWORD=roles.password("ingest")
+    )
+    return procs.start(NAME, [sys.executable, str(SCRIPT)], env)
 
 
 def probe() -> dict:
