@@ -16,8 +16,8 @@ import pytest
 from ingest import buckets, topics
 from slo import definitions
 from tests.breakdown_scenarios import backfill
+from tests.breakdown_truth import wait_for_every_window
 from tests.support import wait_for_job
-from tests.test_breakdown import wait_for_every_window
 
 SCENARIO = """
 name: slo-{id}

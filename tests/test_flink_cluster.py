@@ -20,8 +20,8 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from sanlensctl import config
+from tests.histogram_records import host_record, sample
 from tests.support import ROOT, flink_job, wait_until
-from tests.test_histograms_job import host_record, sample
 
 PYFLINK = Path(pyflink.__file__).parent
 PARTITIONS = 2

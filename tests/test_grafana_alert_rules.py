@@ -21,8 +21,8 @@ from grafana import generate
 from grafana import slo_alert_rules as code
 from slo import definitions
 from tests.grafana_macros import expand
+from tests.grafana_provisioning import DATASOURCE
 from tests.support import ROOT
-from tests.test_grafana_dashboards import DATASOURCE
 
 PROVISIONED = yaml.safe_load(code.PATH.read_text())
 RULES = [r for group in PROVISIONED["groups"] for r in group["rules"]]

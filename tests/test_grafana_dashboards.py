@@ -14,7 +14,6 @@ import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
-import yaml
 
 from flink_jobs.breakdown.tables import PARTS
 from queries import cohorts, upgrade_effect
@@ -22,13 +21,12 @@ from sanlensctl.slos import percent
 from slo import definitions as slo_definitions
 from slo.definitions import WINDOWS
 from tests.grafana_macros import ALL, expand
+from tests.grafana_provisioning import DATASOURCE
 from tests.support import ROOT, printed_tables, sanlens
-from tests.test_tiering import effects_of
+from tests.tiering_truth import effects_of
 
 GRAFANA = ROOT / "grafana"
 DASHBOARDS = {path.name: json.loads(path.read_text()) for path in sorted((GRAFANA / "dashboards").glob("*.json"))}
-PROVISIONED = yaml.safe_load((GRAFANA / "provisioning" / "datasources" / "clickhouse.yaml").read_text())
-DATASOURCE = {key: PROVISIONED["datasources"][0][key] for key in ("type", "uid")}
 # What every panel, query and variable reads: the dashboard's data source variable (a Grafana the dashboards are
 # imported into picks its own ClickHouse data source there; provisioned, it defaults to DATASOURCE).
 DATASOURCE_REF = {"type": DATASOURCE["type"], "uid": "${datasource}"}

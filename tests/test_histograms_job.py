@@ -7,44 +7,13 @@ from __future__ import annotations
 import json
 import subprocess
 import uuid
-from datetime import UTC, datetime, timedelta
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from sanlensctl import config
+from tests.histogram_records import host_record, sample
 from tests.support import flink_job
-
-T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
-
-
-def sample(seconds: float, direction: str, bucket: int, ios: int, volume: str = "v1") -> dict:
-    """A record's message on telemetry.samples (docs/contract.md) with this one sample."""
-    return {
-        "ts": (T0 + timedelta(seconds=seconds)).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        "samples": [
-            {"metric": f"volume.{direction}_service_time_hist", "value": float(ios), "unit": "ios", "bucket": bucket}
-        ],
-        "site": "s",
-        "host": "",
-        "array": "a1",
-        "volume": volume,
-        "host_port": "",
-    }
-
-
-def host_record(seconds: float, disk: str = "D:", **values: float) -> dict:
-    """A host disk's record: its samples (metric without the `disk.` prefix = value) in one message."""
-    return {
-        "ts": (T0 + timedelta(seconds=seconds)).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        "samples": [{"metric": f"disk.{m}", "value": v, "unit": "", "bucket": -1} for m, v in values.items()],
-        "site": "s",
-        "host": "sql1",
-        "disk": disk,
-        "array": "",
-        "volume": "",
-        "host_port": "",
-    }
 
 
 def read_all(topic: str) -> list[dict]:

@@ -21,7 +21,7 @@ from ingest.loader import spans
 from sanlensctl import config
 from sanlensctl.components import flink
 from slo import definitions
-from tests import test_breakdown, test_tiering
+from tests import breakdown_truth, tiering_truth
 from tests.breakdown_scenarios import truth_of
 from tests.slo_scenario import truth_minutes
 from tests.support import sanlens, wait_for_job
@@ -92,7 +92,7 @@ def derived(ch, sites: list[str]) -> types.SimpleNamespace:
         episodes=rows(f"SELECT * EXCEPT ({LOADED}) FROM sanlens.tier_episodes FINAL"),
         effects=rows("SELECT * FROM sanlens_marts.tier_migration_effects"),
         path_incidents=rows(f"SELECT * EXCEPT ({LOADED}) FROM sanlens.path_incidents FINAL"),
-        incidents=test_breakdown.incidents_of(ch, sites),
+        incidents=breakdown_truth.incidents_of(ch, sites),
         slo_windows=rows(f"SELECT * EXCEPT ({LOADED}) FROM sanlens.slo_windows FINAL"),
         slo_alerts=rows(f"SELECT * EXCEPT ({LOADED}) FROM sanlens.slo_alerts FINAL"),
         path_latency=rows(f"SELECT * EXCEPT ({LOADED}) FROM sanlens.path_latency FINAL"),
@@ -105,7 +105,7 @@ def played_twice(stack, ch, tmp_path_factory):
     run_id = f"p{uuid.uuid4().hex[:6]}"
     folder, text, sites = tmp_path_factory.mktemp("replay"), SCENARIO.format(id=run_id), [f"s-{run_id}"]
     s, run = play(folder / "first", text)
-    test_breakdown.wait_for_every_window(ch, s, run, sites)
+    breakdown_truth.wait_for_every_window(ch, s, run, sites)
     first = derived(ch, sites)
     span = datetime.fromtimestamp(run.start_s, UTC), datetime.fromtimestamp(run.start_s + run.duration, UTC)
     assert spans.held(ch, sites, *span) > 0
@@ -134,8 +134,8 @@ def test_the_replay_finds_the_first_play_s_tier_migration_episode_with_its_effec
     first, second = p.first, p.second
     assert len(second.episodes) == len(second.effects) == 1
     assert second.episodes[0]["settled_at"] is not None
-    test_tiering.assert_found_as_planted(
-        second.episodes, second.effects, p.events, test_tiering.volume_truth(p.folder), p.scenario.interval_s
+    tiering_truth.assert_found_as_planted(
+        second.episodes, second.effects, p.events, tiering_truth.volume_truth(p.folder), p.scenario.interval_s
     )
     assert_same(second.episodes, first.episodes)
     assert_same(second.effects, first.effects)
@@ -145,8 +145,8 @@ def test_the_replay_leaves_the_first_play_s_incidents(played_twice):
     """The slow-drain port is one incident, where and when it was planted, on every path through it: the first
     play's, which the replay neither deleted nor changed."""
     p = played_twice
-    planted = test_breakdown.planted_incidents(p.scenario, p.truth, p.events)
-    test_breakdown.assert_found_as_planted(p.second.incidents, planted, p.scenario.interval_s)
+    planted = breakdown_truth.planted_incidents(p.scenario, p.truth, p.events)
+    breakdown_truth.assert_found_as_planted(p.second.incidents, planted, p.scenario.interval_s)
     assert p.second.incidents.keys() == p.first.incidents.keys()
     for key, incidents in p.second.incidents.items():
         assert_same(incidents, p.first.incidents[key])
@@ -187,6 +187,6 @@ def test_the_replay_has_the_first_play_s_breakdown_and_histograms(played_twice):
     assert_same(p.second.path_latency, p.first.path_latency)
     first_interval = p.run.start_s + p.scenario.interval_s
     after = lambda rows: [
-        r for r in rows if r["source"] == "array" or test_tiering.epoch(r["window_start"]) > first_interval
+        r for r in rows if r["source"] == "array" or tiering_truth.epoch(r["window_start"]) > first_interval
     ]
     assert_same(after(p.second.histograms), after(p.first.histograms))

@@ -14,7 +14,7 @@ from PIL import Image, ImageStat
 from ingest import topics
 from sanlensctl.report import NO_SLO_WINDOWS, with_gaps
 from tests.support import printed_tables, sanlens, wait_for_job
-from tests.test_tiering import effects_of
+from tests.tiering_truth import effects_of
 
 TITLES = [
     "Install base: write service times by array model and firmware",
