@@ -25,21 +25,9 @@ from ingest import topics
 from ingest.simulator import scenario as scenario_file
 from ingest.simulator.run import Run
 from sanlensctl import config, procs
+from tests import scenarios
 from tests.support import ROOT, TcpForward, free_port, polled_by_telegraf, sanlens, wait_until
 
-SCENARIO = """
-name: crash-{id}
-seed: 11
-interval_s: 60
-duration_s: 7200
-customers:
-  - name: c-{id}
-    sites:
-      - name: {site}
-        switches: [{{name: {id}-sw, ports: 32}}]
-        arrays: [{{count: 3, name: "{id}-af{{i:02d}}", model: M-{id}, media: ssd, firmware: 3.1.3}}]
-        hosts: [{{per_array: 1, name: "{{array}}-sql{{j}}", workload: tpce, iops: 3000}}]
-"""
 IDENTITY = "metric, bucket, host, disk, sql_instance, database, file, array, volume, host_port, switch, port, tags, ts"
 
 
@@ -149,7 +137,7 @@ def through_a_fault(ch, tmp_path, started: str, fault, what: str) -> None:
     output; then the books, once the stream is through."""
     run_id = uuid.uuid4().hex[:6]
     site = f"crash-{run_id}"
-    (tmp_path / "crash.yaml").write_text(SCENARIO.format(id=f"k{run_id}", site=site))
+    (tmp_path / "crash.yaml").write_text(scenarios.text("crash-recovery", id=f"k{run_id}", site=site))
     run = Run(scenario_file.load(tmp_path / "crash.yaml"), tmp_path / "truth", config.KAFKA_BOOTSTRAP, backfill=True)
     # a steady stream, an interval every 0.5 s (the backfill's 2 hours would take a minute) until the fault is
     # over; the rest then follows as fast as the simulator makes it
@@ -199,21 +187,6 @@ def through_a_fault(ch, tmp_path, started: str, fault, what: str) -> None:
         wait_until(lambda table=table: loaded_per_bucket(ch, table, site) == truth, 300, f"{table} equal to the truth")
 
 
-POLLED = """
-name: polled-{id}
-seed: 12
-interval_s: 10
-duration_s: 160
-customers:
-  - name: c-{id}
-    sites:
-      - name: {site}
-        switches: [{{name: {id}-sw, ports: 16}}]
-        arrays: [{{count: 2, name: "{id}-af{{i}}", model: M-{id}, media: ssd, firmware: 3.1.3}}]
-        hosts: [{{per_array: 1, name: "{{array}}-sql{{j}}", workload: tpce, iops: 3000}}]
-"""
-
-
 def records_of(site: str, since_ms: int) -> list[dict]:
     """The records of `site` in telemetry.metrics, from `since_ms` (the broker's time) to the end now."""
     consumer = Consumer(
@@ -257,7 +230,7 @@ def test_telegraf_killed_mid_stream_costs_resolution_not_ios(stack, ch, tmp_path
     counters moved by, once."""
     run_id = uuid.uuid4().hex[:6]
     site = f"polled-{run_id}"
-    (tmp_path / "polled.yaml").write_text(POLLED.format(id=f"p{run_id}", site=site))
+    (tmp_path / "polled.yaml").write_text(scenarios.text("crash-recovery-polled", id=f"p{run_id}", site=site))
     run = Run(scenario_file.load(tmp_path / "polled.yaml"), tmp_path / "truth", config.KAFKA_BOOTSTRAP, speed=4.0)
     since_ms = int(time.time() * 1000)
     with polled_by_telegraf(run, site):
@@ -297,19 +270,6 @@ def test_telegraf_killed_mid_stream_costs_resolution_not_ios(stack, ch, tmp_path
 
 
 HOST_AGENT = ROOT / "ingest" / "telegraf" / "host" / "telegraf.conf"
-ONE_HOST = """
-name: agent-{id}
-seed: 13
-interval_s: 10
-duration_s: 60
-customers:
-  - name: c-{id}
-    sites:
-      - name: {site}
-        switches: [{{name: {id}-sw, ports: 8}}]
-        arrays: [{{count: 1, name: "{id}-af", model: M-{id}, media: ssd, firmware: 3.1.3}}]
-        hosts: [{{per_array: 1, name: "{{array}}-sql", workload: tpce, iops: 3000}}]
-"""
 
 
 def host_agent(folder, listener: int, strategy: str):
@@ -337,7 +297,7 @@ def test_a_host_agent_killed_while_kafka_is_unreachable_sends_what_it_held_once(
 
     run_id = uuid.uuid4().hex[:6]
     site = f"agent-{run_id}"
-    (tmp_path / "agent.yaml").write_text(ONE_HOST.format(id=f"a{run_id}", site=site))
+    (tmp_path / "agent.yaml").write_text(scenarios.text("crash-recovery-agent", id=f"a{run_id}", site=site))
     s = scenario_file.load(tmp_path / "agent.yaml")
     fleet = Fleet(s, float(int(time.time()) - 60))
     held, after = [], []  # the host's lines of the interval the agent holds when killed, and of the next one

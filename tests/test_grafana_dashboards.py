@@ -529,7 +529,7 @@ SLO_COLUMNS = {
     "SLO pages": ("time", "timeEnd", "text"),
     "SLO tickets": ("time", "timeEnd", "text"),
 }
-SLO_SCENARIO_S = 25200  # the scenario's length (tests/slo_scenario.py)
+SLO_SCENARIO_S = 25200  # the scenario's length (tests/scenarios/slo.yaml)
 
 
 def test_every_slo_query_has_its_columns_checked():

@@ -12,7 +12,7 @@ import pytest
 from ingest.simulator import formats
 from ingest.simulator import scenario as scenario_file
 from ingest.simulator.fleet import Fleet
-from tests.host_health_scenario import ODD_QUEUE_DEPTH, SCENARIO
+from tests.host_health_scenario import ODD_QUEUE_DEPTH, scenario_text
 from tests.support import printed_tables, sanlens
 
 # The CPU gauge travels as sent and explain prints one decimal: 0.1 points covers the rounding. Transactions/s is a
@@ -25,7 +25,7 @@ QUEUE_TITLE = "HBA queue depth against its fleet's setting"
 
 
 def played_fleet(tmp_path) -> Fleet:
-    (tmp_path / "s.yaml").write_text(SCENARIO.format(id="t"))
+    (tmp_path / "s.yaml").write_text(scenario_text("t"))
     fleet = Fleet(scenario_file.load(tmp_path / "s.yaml"), 0.0)
     fleet.step()
     return fleet

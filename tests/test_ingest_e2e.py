@@ -9,30 +9,9 @@ import uuid
 from ingest.simulator import scenario as scenario_file
 from ingest.simulator.run import Run
 from sanlensctl import config
+from tests import scenarios
 from tests.support import play_through_telegraf, wait_until
 
-SCENARIO = """
-name: e2e
-seed: 3
-interval_s: 5
-duration_s: 90
-customers:
-  - name: c-{id}
-    sites:
-      - name: {site}
-        switches: [{{name: {id}-sw, ports: 16}}]
-        arrays:
-          - {{name: {id}-af, model: AF8000, media: ssd, firmware: 3.1.3, capacity_iops: 300000}}
-          - {{name: {id}-hy, model: HY7200, media: hybrid, firmware: 3.2.1, capacity_iops: 40000}}
-        hosts:
-          - {{name: {id}-sql1, array: {id}-af, workload: tpce, iops: 5000}}
-          - {{name: {id}-sql2, array: {id}-hy, workload: oltp, iops: 800}}
-events:
-  - {{type: firmware_upgrade, at: 30, arrays: [{id}-af], to: 3.2.1}}
-  - {{type: instance_restart, at: 40, host: {id}-sql1}}
-  - {{type: array_restart, at: 60, array: {id}-af}}
-  - {{type: slow_drain, at: 50, until: 80, switch: {id}-sw, port: 12, delay_us: 1000}}
-"""
 EXPECTED_DROPS = {
     "baseline: first sample of a cumulative series",
     "counter reset",
@@ -56,7 +35,7 @@ def test_every_record_telegraf_sent_is_loaded_dead_lettered_or_counted_as_droppe
     run_id = uuid.uuid4().hex[:6]
     site = f"e2e-{run_id}"
     path = tmp_path / "e2e.yaml"
-    path.write_text(SCENARIO.format(id=f"t{run_id}", site=site))
+    path.write_text(scenarios.text("ingest-e2e", id=f"t{run_id}", site=site))
     s = scenario_file.load(path)
     run = Run(s, tmp_path / "truth", config.KAFKA_BOOTSTRAP, speed=2.0)
     play_through_telegraf(run, f"e2e-{run_id}")

@@ -18,6 +18,7 @@ from ingest.simulator import scenario as scenario_file
 from ingest.simulator.fleet import Fleet
 from queries import load_curve
 from sanlensctl import load_curves
+from tests import scenarios
 from tests.breakdown_scenarios import backfill
 from tests.grafana_macros import ALL, expand
 from tests.support import ROOT, wait_until
@@ -26,31 +27,18 @@ WORKLOAD_IOPS = 9000
 EVERY_S = 120
 COUNT = 9
 CAPACITY = 60000
-SCENARIO = f"""
-name: saturation-{{id}}
-seed: 31
-interval_s: 10
-duration_s: {EVERY_S * (COUNT + 1)}
-customers:
-  - name: c-{{id}}
-    sites:
-      - name: s-{{id}}
-        switches: [{{{{name: {{id}}-sw, ports: 16}}}}]
-        arrays:
-          - {{{{name: {{id}}-af1, model: AF8000, media: ssd, firmware: 3.1.3, capacity_iops: {CAPACITY}}}}}
-          - {{{{name: {{id}}-af2, model: AF8000, media: ssd, firmware: 3.2.1, capacity_iops: 300000}}}}
-        hosts:
-          - {{{{name: {{id}}-sql1, array: {{id}}-af1, workload: oltp, iops: 6000, databases: [orders]}}}}
-          - {{{{name: {{id}}-sql2, array: {{id}}-af2, workload: tpce, iops: 20000, databases: [trading]}}}}
-events:
-  # the consolidation knee, played on past capacity: 6,000 IOPS offered, then 15,000, 24,000 ... 87,000
-  - {{{{type: workload_added, at: {EVERY_S}, every: {EVERY_S}, count: {COUNT}, host: {{id}}-sql1, workload: oltp,
-      iops: {WORKLOAD_IOPS}}}}}
-"""
 
 
 def scenario_text(run_id: str) -> str:
-    return SCENARIO.format(id=run_id)
+    return scenarios.text(
+        "load-curve",
+        id=run_id,
+        duration_s=EVERY_S * (COUNT + 1),
+        capacity=CAPACITY,
+        every_s=EVERY_S,
+        count=COUNT,
+        workload_iops=WORKLOAD_IOPS,
+    )
 
 
 def offered_iops(added: int) -> float:

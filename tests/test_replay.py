@@ -21,36 +21,11 @@ from ingest.loader import spans
 from sanlensctl import config
 from sanlensctl.components import flink
 from slo import definitions
-from tests import breakdown_truth, tiering_truth
+from tests import breakdown_truth, scenarios, tiering_truth
 from tests.breakdown_scenarios import truth_of
 from tests.slo_scenario import truth_minutes
 from tests.support import sanlens, wait_for_job
 
-SCENARIO = """
-name: replay-{id}
-seed: 41
-interval_s: 10
-duration_s: 900
-volume_truth: true
-customers:
-  - name: c-{id}
-    sites:
-      - name: s-{id}
-        switches: [{{name: {id}-sw, ports: 16}}]
-        arrays:
-          - {{name: {id}-hy1, model: HY7200, media: hybrid, firmware: 3.2.1, capacity_iops: 40000,
-              tier0_share: 0.05, tier0_noise: 0.004}}
-          - {{name: {id}-af1, model: AF8000, media: ssd, firmware: 3.2.1, capacity_iops: 300000}}
-        hosts:
-          - {{name: {id}-sql1, array: {id}-hy1, workload: oltp, iops: 1500, databases: [erp]}}
-          - {{name: {id}-sql2, array: {id}-af1, workload: oltp, iops: 4000, databases: [crm]}}
-events:
-  # after the baseline's 30 windows: normalize drops a replay's first sample of each series (`out of order`), so
-  # the replay's baseline lacks the span's first share until it has 30 others
-  - {{type: auto_tiering, at: 350, array: {id}-hy1, volume: {id}-sql1_data, target_tier0: 0.30, time_constant_s: 60}}
-  # sql2's own switch port (0/1): every read slower than 2 ms for 200 s
-  - {{type: slow_drain, at: 400, until: 600, switch: {id}-sw, port: 1, delay_us: 3000}}
-"""
 # what each job writes, in the pipeline's order: a job is waited for once the jobs it reads from are done
 OUTPUTS = {
     "normalize": [topics.SAMPLES],
@@ -103,7 +78,7 @@ def derived(ch, sites: list[str]) -> types.SimpleNamespace:
 @pytest.fixture(scope="module")
 def played_twice(stack, ch, tmp_path_factory):
     run_id = f"p{uuid.uuid4().hex[:6]}"
-    folder, text, sites = tmp_path_factory.mktemp("replay"), SCENARIO.format(id=run_id), [f"s-{run_id}"]
+    folder, text, sites = tmp_path_factory.mktemp("replay"), scenarios.text("replay", id=run_id), [f"s-{run_id}"]
     s, run = play(folder / "first", text)
     breakdown_truth.wait_for_every_window(ch, s, run, sites)
     first = derived(ch, sites)

@@ -21,6 +21,7 @@ from ingest.simulator.run import Run
 from sanlensctl import config
 from sanlensctl.components import alertmanager, inbox
 from slo import definitions
+from tests import scenarios
 from tests.support import job_plan, play_through_telegraf, sanlens, wait_until
 
 
@@ -94,24 +95,6 @@ def test_attainment_per_day_matches_the_truth(slo_played, ch):
         )
 
 
-PAGING = """
-name: paging-{id}
-seed: 41
-interval_s: 10
-duration_s: {duration}
-customers:
-  - name: c-{id}
-    sites:
-      - name: s-{id}
-        switches: [{{name: {id}-sw, ports: 16}}]
-        arrays: [{{name: {id}-af1, model: AF8000, media: ssd, firmware: 3.2.1, capacity_iops: 300000}}]
-        hosts:
-          - {{name: {id}-sql1, array: {id}-af1, workload: oltp, iops: 3000, databases: [db1]}}
-          - {{name: {id}-sql2, array: {id}-af1, workload: oltp, iops: 3000, databases: [db2]}}
-events:
-  # sql1's own switch port (0/0): every read slower than 2 ms for five minutes
-  - {{type: slow_drain, at: {onset}, until: {end}, switch: {id}-sw, port: 0, delay_us: 3000}}
-"""
 # The page resolves once the 30 m window of the page's slower rule (6 h and 30 m) has left END behind: the
 # scenario plays to 35 minutes after it (126 s in all at 20x; at 40x a page's evaluation once came 20 s of wall clock,
 # 800 s of the data's, behind the checkpoints)
@@ -132,7 +115,9 @@ def test_a_live_incident_pages_through_alertmanager_once_and_resolves(stack, ch,
     port as its cause, and once the burn stops it is resolved there too; no notification failed. The healthy host
     pages never."""
     run_id = f"p{uuid.uuid4().hex[:6]}"
-    (tmp_path / "paging.yaml").write_text(PAGING.format(id=run_id, onset=ONSET, end=END, duration=DURATION))
+    (tmp_path / "paging.yaml").write_text(
+        scenarios.text("slo-paging", id=run_id, onset=ONSET, end=END, duration=DURATION)
+    )
     s = scenario_file.load(tmp_path / "paging.yaml")
     run = Run(s, tmp_path / "truth", config.KAFKA_BOOTSTRAP, speed=SPEED)
     entity, healthy = f"{run_id}-sql1:D", f"{run_id}-sql2:"

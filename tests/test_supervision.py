@@ -24,6 +24,7 @@ from ingest.simulator.run import Run
 from sanlensctl import config, procs, supervisor
 from sanlensctl.components import flink, telegraf
 from sanlensctl.supervisor import Backoff, Liveness, Policy
+from tests import scenarios
 from tests.support import sanlens, wait_until
 
 
@@ -367,19 +368,6 @@ THRASHING = {
     "SANLENS_SUPERVISOR_BUSY_CORES": "0.1",  # on a busy machine it may get half a core only: still thrashing
 }
 LIVENESS = re.compile(r"not RUNNING for \d+ s \(state: .+\)|GC \d+ % of the last \d+ s")
-FLEET = """
-name: thrash-{id}
-seed: 3
-interval_s: 60
-duration_s: 600
-customers:
-  - name: c-{id}
-    sites:
-      - name: thrash-{id}
-        switches: [{{name: {id}-sw, ports: 8}}]
-        arrays: [{{count: 1, name: "{id}-af{{i:02d}}", model: M-{id}, media: ssd, firmware: 3.1.3}}]
-        hosts: [{{per_array: 1, name: "{{array}}-sql{{j}}", workload: tpce, iops: 3000}}]
-"""
 
 
 def supervisor_with(env: dict) -> None:
@@ -392,7 +380,7 @@ def supervisor_with(env: dict) -> None:
 def backfill(tmp_path) -> str:
     """A small fleet's 10 minutes straight into Kafka; its site."""
     run_id = uuid.uuid4().hex[:6]
-    (tmp_path / "fleet.yaml").write_text(FLEET.format(id=run_id))
+    (tmp_path / "fleet.yaml").write_text(scenarios.text("supervision", id=run_id))
     run = Run(scenario_file.load(tmp_path / "fleet.yaml"), tmp_path / "truth", config.KAFKA_BOOTSTRAP, backfill=True)
     run.backfill()
     run.close()

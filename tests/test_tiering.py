@@ -14,6 +14,7 @@ from datetime import timedelta
 
 import pytest
 
+from tests import scenarios
 from tests.breakdown_scenarios import backfill
 from tests.tiering_truth import (
     assert_footprint_at_effect,
@@ -22,33 +23,6 @@ from tests.tiering_truth import (
     true_share_at_effect,
     volume_truth,
 )
-
-SCENARIO = """
-name: tiering-{id}
-seed: 23
-interval_s: 10
-duration_s: 3000
-customers:
-  - name: c-{id}
-    sites:
-      - name: s-{id}
-        switches: [{{name: {id}-sw, ports: 24}}]
-        arrays:
-          - {{name: {id}-hy1, model: HY7200, media: hybrid, firmware: 3.2.1, capacity_iops: 40000,
-              tier0_share: 0.05, tier0_noise: 0.004}}
-          - {{name: {id}-hy2, model: HY7200, media: hybrid, firmware: 3.2.1, capacity_iops: 40000,
-              tier0_share: 0.10, tier0_noise: 0.005}}
-          - {{name: {id}-hy3, model: HY7200, media: hybrid, firmware: 3.1.3, capacity_iops: 40000,
-              tier0_share: 0.15, tier0_noise: 0.005}}
-        hosts:
-          - {{name: {id}-sql1, array: {id}-hy1, workload: oltp, iops: 1500, databases: [erp]}}
-          - {{name: {id}-sql2, array: {id}-hy1, workload: oltp, iops: 1200, databases: [crm]}}
-          - {{name: {id}-sql3, array: {id}-hy2, workload: tpce, iops: 2000, databases: [trading]}}
-          - {{name: {id}-sql4, array: {id}-hy3, workload: oltp, iops: 1000, databases: [hr]}}
-events:
-  - {{type: auto_tiering, at: 600, array: {id}-hy1, volume: {id}-sql1_data, target_tier0: 0.30, time_constant_s: 120}}
-  - {{type: auto_tiering, at: 1500, array: {id}-hy2, volume: {id}-sql3_data, target_tier0: 0.35, time_constant_s: 240}}
-"""
 
 
 def test_the_demo_s_auto_tiering_is_one_episode_with_its_planted_effect(demo_played, ch):
@@ -67,7 +41,7 @@ def test_the_demo_s_auto_tiering_is_one_episode_with_its_planted_effect(demo_pla
 def tiering_played(stack, ch, tmp_path_factory):
     run_id = f"t{uuid.uuid4().hex[:6]}"
     folder = tmp_path_factory.mktemp("tiering")
-    s, run, _ = backfill(folder, SCENARIO.format(id=run_id))
+    s, run, _ = backfill(folder, scenarios.text("tiering", id=run_id))
     events = [json.loads(line) for line in (folder / "truth" / "events.jsonl").read_text().splitlines()]
     return s, run, folder, events, [f"s-{run_id}"]
 
