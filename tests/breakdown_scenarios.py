@@ -1,6 +1,6 @@
 """The scenarios the breakdown and its incidents are checked on, played once a session as backfills: one of the
 breakdown's own (a slow-drain port on one host's side of the switch, then an HBA saturation on another
-host, and a path recabled mid-run) and the default demo scenario under names of its own. tests/test_breakdown.py
+host, and a path recabled mid-run) and the default demo scenario under names of its own. tests/stack/test_breakdown.py
 checks the pipeline against their ground truth; the latency dashboard's test runs its SQL on them."""
 
 from __future__ import annotations

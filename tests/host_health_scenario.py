@@ -1,7 +1,8 @@
 """The host-health scenario, played once a session as a backfill: four SQL Server hosts of one customer on one
 array, three with their HBA's queue depth at the studies' 256 and one at 32 with a busier CPU (a higher base % Processor
-Time), each with its own IOPS, so each its own CPU and transactions/s. tests/test_host_health.py checks explain, the
-dbt views and the dashboard's host health panels against its truth."""
+Time), each with its own IOPS, so each its own CPU and transactions/s (the fleet: tests/scenarios/host-health.yaml).
+tests/stack/test_host_health.py checks explain, the dbt views and the dashboard's host health panels against its
+truth."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The latency-SLO scenario, played once a session as a backfill through the whole stack with the default SLOs
 (slo/slos.yaml): a fabric delay of 3 ms for 30 minutes on one all-flash host's switch port (a fast burn), 0.6 ms
-for six hours on another host's port (a slow burn) and a third, healthy host. tests/test_slo.py checks the
+for six hours on another host's port (a slow burn) and a third, healthy host. tests/stack/test_slo.py checks the
 alerts and the attainment against its ground truth; the SLO dashboard's and alert rules' tests run their SQL
 on it."""
 

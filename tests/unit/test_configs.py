@@ -74,7 +74,7 @@ def test_docker_compose_uses_the_projects_own_files():
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
     assert {"kafka", "clickhouse", "jobmanager", "taskmanager", "grafana", "telegraf", "loader", "dbt"} <= set(services)
-    assert "alertmanager" in services  # its config and version: tests/test_alertmanager.py
+    assert "alertmanager" in services  # its config and version: tests/stack/test_alertmanager.py
     for name in ("notifier", "inbox"):  # the local stack's processes, the same scripts
         assert (ROOT / services[name]["command"][-1]).exists(), name
     assert services["alertmanager"]["environment"]["SANLENS_ALERT_WEBHOOK_URL"].endswith("http://inbox:9097/alerts}")
@@ -112,7 +112,7 @@ def test_docker_compose_follows_the_compose_specification():
 def test_docker_compose_runs_the_jobs_on_a_cluster_with_their_state_in_rocksdb_on_volumes():
     """The compose shape of local mode's state settings (flink-jobs/common/runtime.py): RocksDB with incremental
     checkpoints, its files and the checkpoints on named volumes, managed memory sized, two TaskManagers with a slot
-    for each subtask of every job at parallelism 2 (tests/test_flink_cluster.py runs a job on such a cluster)."""
+    for each subtask of every job at parallelism 2 (tests/stack/test_flink_cluster.py runs a job on such a cluster)."""
     from sanlensctl.components import flink
 
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())

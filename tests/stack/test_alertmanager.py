@@ -152,7 +152,7 @@ def test_the_notifier_waits_out_alertmanager_down_for_a_minute_and_loses_nothing
         send("resolved")
         wait_until(lambda: not active(alertmanager, entity), 30, "the alert resolved")
         # Alertmanager then notifies the resolution at the page route's next group interval, a minute on: its
-        # own work, which tests/test_slo.py's live page waits for at the webhook.
+        # own work, which tests/stack/test_slo.py's live page waits for at the webhook.
         notes = [n for n in alertmanager.notifications if n["groupLabels"]["entity"] == entity]
         assert [n["status"] for n in notes] == ["firing"], notes
     finally:

@@ -47,7 +47,7 @@ def test_running_the_tests_leaves_the_users_stack_as_it_was(stack, ch, rollout):
 
     before, pids_before = wait_until(settled, 300, "the stack's tables to settle"), pids()
     assert before["sanlens.metrics"] > 0 and before["sanlens_marts.install_base_histogram"] > 0
-    out = sanlens("test", "tests/test_normalize.py", "-k", "microseconds", "-q", timeout=900)
+    out = sanlens("test", "tests/stack/test_normalize.py", "-k", "microseconds", "-q", timeout=900)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     assert "1 passed" in out.stdout
     assert "is up and stays untouched: the tests start their own" in out.stderr

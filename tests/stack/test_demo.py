@@ -51,7 +51,7 @@ def test_demo_plays_the_default_scenario_end_to_end_and_reports_progress(two_run
     accounting = dict(re.findall(r"^records +(in|out|deadletter) .*?(\d+)$", text, re.M))
     assert int(accounting["in"]) == counted and accounting["in"] == accounting["out"]
     assert (config.RUN / "simulator" / "demo" / "events.jsonl").exists()
-    # the faults it planted, each named, next to the incidents found (tests/test_breakdown.py checks those)
+    # the faults it planted, each named, next to the incidents found (tests/stack/test_breakdown.py checks those)
     planted = text.split("Latency faults the scenario planted")[1].split("Incidents the pipeline found")[0]
     assert all(f" {fault} " in planted for fault in ("slow_drain", "hba_saturation", "workload_added")), planted
 

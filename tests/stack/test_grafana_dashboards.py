@@ -613,7 +613,8 @@ def test_every_slo_query_shows_the_scenario_s_slos(what, sql, slo_played, ch):
 @pytest.mark.stack
 def test_over_the_slo_s_period_the_attainment_panel_shows_what_slo_prints(slo_played, ch):
     """One query, three views: over the SLO's period (today and the days before it, UTC), the panel's budget left per
-    entity of the scenario is what ./sanlens slo prints, in its words (and the report charts: tests/test_report.py)."""
+    entity of the scenario is what ./sanlens slo prints, in its words (and the report charts:
+    tests/stack/test_report.py)."""
     [sql] = [sql for what, sql in sql_queries(SLOS) if what == "Attainment and error budget left"]
     days = slo_definitions.load(slo_definitions.DEFAULT_FILE).period_days
     out = sanlens("slo", "--limit", "1000")
