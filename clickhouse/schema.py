@@ -1,7 +1,7 @@
 """The store's whole schema as one file: clickhouse/schema.sql, from the migrations applied to a chdb store.
 
 A review sees a schema change as a diff of schema.sql. `--check` fails when the file is not what the
-migrations make (tests/test_contract_columns.py runs it).
+migrations make (tests/unit/test_contract_columns.py runs it).
 
     python clickhouse/schema.py [--check]
 """

@@ -29,7 +29,8 @@ COMMANDS = {
     "explain": "where a host's I/O time goes per path and direction: measured, each part and its share",
     "slo": "each latency SLO's attainment and error budget left per entity over its period, and what fires",
     "pages": "the pages and tickets Alertmanager sent to the local stack's inbox, as it got them, oldest first",
-    "test": "lint, then run the test suite on a stack of its own (--keep keeps its data; other arguments go to pytest)",
+    "test": "lint, then run the test suite on a stack of its own (--keep keeps its data; other arguments go to pytest; "
+    "test files named, e.g. tests/unit/test_units.py, go straight to pytest)",
 }
 
 PASSTHROUGH = {"test", "dbt"}
@@ -312,23 +313,15 @@ def cmd_test(args) -> int:
     session fixture; the user's stack, up or not, is never touched. --keep keeps the test stack's data."""
     from sanlensctl import stack
 
-    install.everything()
+    install.everything()  # in place, a no-op (0.04 s: each part checks its stamp)
     install.require_chromium()
-    # The JUnit tests of the jobs' Java run beside the lint (in seconds), in a folder of the test run's own; not
-    # when a test file is named (only it runs).
-    java = None
-    if not any(Path(a).exists() for a in args.args):
-        java = install.JavaTests(config.TEST_RUN.parent / f"{config.TEST_RUN.name}-java").start()
-    for lint, fix in ((["check", "."], "check --fix ."), (["format", "--check", "."], "format .")):
-        if subprocess.call([sys.executable, "-m", "ruff", *lint], cwd=config.ROOT) != 0:
-            raise SanlensError(f"ruff {' '.join(lint)} found problems (above): .sanlens/venv/bin/ruff {fix} fixes many")
-    if subprocess.call([sys.executable, "-m", "sqlfluff", "lint", "dbt/models", "dbt/tests"], cwd=config.ROOT) != 0:
-        raise SanlensError(
-            "sqlfluff found problems (above): .sanlens/venv/bin/sqlfluff fix dbt/models dbt/tests fixes many"
-        )
-    if java:
-        print(f"==> {java.finish()}", file=sys.stderr, flush=True)
     pytest_args = [a for a in args.args if a != "--keep"]
+    named = _test_paths(pytest_args)
+    if not any(a.split("::")[0].endswith(".py") for a in named):  # test files or node ids go straight to pytest
+        # the JUnit tests of the jobs' Java run beside the lint (in seconds), in a folder of the test run's own
+        java = install.JavaTests(config.TEST_RUN.parent / f"{config.TEST_RUN.name}-java").start()
+        _lint()
+        print(f"==> {java.finish()}", file=sys.stderr, flush=True)
     if stack.running():
         print(
             f"==> your stack ({config.RUN}) is up and stays untouched: the tests start their own in "
@@ -336,7 +329,7 @@ def cmd_test(args) -> int:
             file=sys.stderr,
             flush=True,
         )
-    targets = [] if any(Path(a).exists() for a in pytest_args) else [str(config.ROOT / "tests")]
+    targets = [] if named else [str(config.ROOT / "tests")]
     argv = [
         sys.executable,
         "-m",
@@ -358,6 +351,22 @@ def cmd_test(args) -> int:
         "JVM_ARGS": config.pyflink_jvm_args(tmp),
     }
     return subprocess.call(argv, env=env, cwd=config.ROOT)
+
+
+def _test_paths(pytest_args: list[str]) -> list[str]:
+    """The arguments that name test folders, files or node ids (tests/unit/test_units.py::test_x)."""
+    return [a for a in pytest_args if not a.startswith("-") and Path(a.split("::")[0]).exists()]
+
+
+def _lint() -> None:
+    """ruff and SQLFluff over the project, before the whole suite (a run of named test files skips them)."""
+    for lint, fix in ((["check", "."], "check --fix ."), (["format", "--check", "."], "format .")):
+        if subprocess.call([sys.executable, "-m", "ruff", *lint], cwd=config.ROOT) != 0:
+            raise SanlensError(f"ruff {' '.join(lint)} found problems (above): .sanlens/venv/bin/ruff {fix} fixes many")
+    if subprocess.call([sys.executable, "-m", "sqlfluff", "lint", "dbt/models", "dbt/tests"], cwd=config.ROOT) != 0:
+        raise SanlensError(
+            "sqlfluff found problems (above): .sanlens/venv/bin/sqlfluff fix dbt/models dbt/tests fixes many"
+        )
 
 
 def _memory_warning(needed_gib: float = 5) -> str:

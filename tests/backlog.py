@@ -1,6 +1,6 @@
 """A backlog produced at once: Perfmon disks of many hosts over many intervals, as a fleet of agents with disk
 buffers sends them after a Kafka outage, or as a history import does; then how the stack drains it. Shared by
-tests/test_backlog.py (the acceptance on the test stack) and tests/benchmarks/bench_backlog.py (the same, with
+tests/stack/test_backlog.py (the acceptance on the test stack) and tests/benchmarks/bench_backlog.py (the same, with
 the figures printed).
 
 A record is Telegraf's `win_disk` (win_perf_counters, LogicalDisk) with seven fields: seven samples, of which

@@ -1,6 +1,6 @@
 """The scenarios the breakdown and its incidents are checked on, played once a session as backfills: one of the
 breakdown's own (a slow-drain port on one host's side of the switch, then an HBA saturation on another
-host, and a path recabled mid-run) and the default demo scenario under names of its own. tests/test_breakdown.py
+host, and a path recabled mid-run) and the default demo scenario under names of its own. tests/stack/test_breakdown.py
 checks the pipeline against their ground truth; the latency dashboard's test runs its SQL on them."""
 
 from __future__ import annotations
@@ -15,30 +15,9 @@ from confluent_kafka import Producer
 
 from ingest import topics
 from sanlensctl import config
+from tests import scenarios
 from tests.support import ROOT, wait_until
 
-SCENARIO = """
-name: breakdown-{id}
-seed: 11
-interval_s: 10
-duration_s: 1800
-customers:
-  - name: c-{id}
-    sites:
-      - name: s-{id}
-        switches: [{{name: {id}-sw, ports: 16}}]
-        arrays:
-          - {{name: {id}-af1, model: AF8000, media: ssd, firmware: 3.2.1, capacity_iops: 300000}}
-          - {{name: {id}-af2, model: AF8000, media: ssd, firmware: 3.1.3, capacity_iops: 300000}}
-        hosts:
-          - {{name: {id}-sql1, array: {id}-af1, workload: tpce, iops: 8000, databases: [db1]}}
-          - {{name: {id}-sql2, array: {id}-af1, workload: oltp, iops: 6000, databases: [db2]}}
-          - {{name: {id}-sql3, array: {id}-af2, workload: oltp, iops: 5000, distance_km: 10, hops: 2, databases: [db3]}}
-events:
-  # sql1's own switch port (0/0) stalls: sql2 shares the array's port (0/12) but not this one
-  - {{type: slow_drain, at: 400, until: 900, switch: {id}-sw, port: 0, delay_us: 800}}
-  - {{type: hba_saturation, at: 1000, until: 1400, host: {id}-sql3, workload: datamining, iops: 3200}}
-"""
 ROWS_PER_INTERVAL = 3  # per host: D: read, D: write, L: write (L: has no reads, below the minimum I/O count)
 PATH_MOVED_AT = 1500  # s into the scenario, sql2's data disk is recabled to switch port 0/0 (after the slow drain)
 
@@ -102,7 +81,7 @@ def breakdown_played(stack, ch, tmp_path_factory, demo_played):
     folder = tmp_path_factory.mktemp("breakdown")
     s, run, moved = backfill(
         folder,
-        SCENARIO.format(id=run_id),
+        scenarios.text("breakdown", id=run_id),
         lambda run, s: move_path(run, s.hosts[f"{run_id}-sql2"], "0/0", at=PATH_MOVED_AT),
     )
     site = f"s-{run_id}"

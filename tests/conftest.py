@@ -12,6 +12,7 @@ import uuid
 import pytest
 
 from sanlensctl import config, db
+from tests import scenarios
 from tests.support import (
     ROOT,
     Alertmanager,
@@ -104,23 +105,6 @@ def alertmanager(tmp_path):
         am.stop()
 
 
-ROLLOUT = """
-name: rollout-{id}
-seed: 5
-interval_s: 60
-duration_s: 10800
-customers:
-  - name: c-{id}
-    sites:
-      - name: s-{id}
-        switches: [{{name: {id}-sw, ports: 64}}]
-        arrays: [{{count: 12, name: "{id}-af{{i:02d}}", model: M-{id}, media: ssd, firmware: 3.1.3}}]
-        hosts: [{{per_array: 1, name: "{{array}}-sql{{j}}", workload: tpce, iops: 3000}}]
-events:
-  - {{type: firmware_upgrade, at: 3900, arrays: "{id}-*", to: 3.2.1, share: 0.5, waves: 2, every: 1800}}
-"""
-
-
 @pytest.fixture(scope="session")
 def rollout(stack, ch, tmp_path_factory):
     """A 12-array firmware rollout backfilled through the whole pipeline once per session (Kafka ->
@@ -132,7 +116,7 @@ def rollout(stack, ch, tmp_path_factory):
 
     run_id = f"r{uuid.uuid4().hex[:6]}"
     folder = tmp_path_factory.mktemp("rollout")
-    (folder / "rollout.yaml").write_text(ROLLOUT.format(id=run_id))
+    (folder / "rollout.yaml").write_text(scenarios.text("rollout", id=run_id))
     s = scenario_file.load(folder / "rollout.yaml")
     run = Run(s, folder / "truth", config.KAFKA_BOOTSTRAP, backfill=True)
     run.backfill()

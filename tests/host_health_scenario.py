@@ -1,7 +1,8 @@
 """The host-health scenario, played once a session as a backfill: four SQL Server hosts of one customer on one
 array, three with their HBA's queue depth at the studies' 256 and one at 32 with a busier CPU (a higher base % Processor
-Time), each with its own IOPS, so each its own CPU and transactions/s. tests/test_host_health.py checks explain, the
-dbt views and the dashboard's host health panels against its truth."""
+Time), each with its own IOPS, so each its own CPU and transactions/s (the fleet: tests/scenarios/host-health.yaml).
+tests/stack/test_host_health.py checks explain, the dbt views and the dashboard's host health panels against its
+truth."""
 
 from __future__ import annotations
 
@@ -11,30 +12,15 @@ import uuid
 
 import pytest
 
+from tests import scenarios
 from tests.breakdown_scenarios import ROWS_PER_INTERVAL, backfill
 from tests.support import sanlens, wait_until
 
 ODD_QUEUE_DEPTH = 32
-SCENARIO = f"""
-name: host-health-{{id}}
-seed: 23
-interval_s: 10
-duration_s: 600
-customers:
-  - name: c-{{id}}
-    sites:
-      - name: s-{{id}}
-        switches: [{{{{name: {{id}}-sw, ports: 16}}}}]
-        arrays:
-          - {{{{name: {{id}}-af1, model: AF8000, media: ssd, firmware: 3.2.1, capacity_iops: 300000}}}}
-        hosts:
-          - {{{{name: {{id}}-sql1, array: {{id}}-af1, workload: tpce, iops: 8000, databases: [db1, db2]}}}}
-          - {{{{name: {{id}}-sql2, array: {{id}}-af1, workload: oltp, iops: 6000, databases: [db3]}}}}
-          - {{{{name: {{id}}-sql3, array: {{id}}-af1, workload: oltp, iops: 5000, databases: [db4]}}}}
-          - {{{{name: {{id}}-sql4, array: {{id}}-af1, workload: oltp, iops: 4000, databases: [db5],
-              queue_depth: {ODD_QUEUE_DEPTH}, cpu_base_percent: 40}}}}
-events: []
-"""
+
+
+def scenario_text(run_id: str) -> str:
+    return scenarios.text("host-health", id=run_id, queue_depth=ODD_QUEUE_DEPTH)
 
 
 @pytest.fixture(scope="session")
@@ -43,7 +29,7 @@ def host_health_played(stack, ch, tmp_path_factory):
     the truth's figures per host, in interval order."""
     run_id = f"h{uuid.uuid4().hex[:6]}"
     folder = tmp_path_factory.mktemp("host_health")
-    s, run, _ = backfill(folder, SCENARIO.format(id=run_id))
+    s, run, _ = backfill(folder, scenario_text(run_id))
     site = f"s-{run_id}"
     windows = (run.intervals - 1) * len(s.hosts) * ROWS_PER_INTERVAL
     query = "SELECT count() FROM sanlens.path_latency FINAL WHERE site = {s:String}"

@@ -1,6 +1,6 @@
 """The latency-SLO scenario, played once a session as a backfill through the whole stack with the default SLOs
 (slo/slos.yaml): a fabric delay of 3 ms for 30 minutes on one all-flash host's switch port (a fast burn), 0.6 ms
-for six hours on another host's port (a slow burn) and a third, healthy host. tests/test_slo.py checks the
+for six hours on another host's port (a slow burn) and a third, healthy host. tests/stack/test_slo.py checks the
 alerts and the attainment against its ground truth; the SLO dashboard's and alert rules' tests run their SQL
 on it."""
 
@@ -15,34 +15,11 @@ import pytest
 
 from ingest import buckets, topics
 from slo import definitions
+from tests import scenarios
 from tests.breakdown_scenarios import backfill
+from tests.breakdown_truth import wait_for_every_window
 from tests.support import wait_for_job
-from tests.test_breakdown import wait_for_every_window
 
-SCENARIO = """
-name: slo-{id}
-seed: 31
-interval_s: 10
-duration_s: 25200
-volume_truth: true
-customers:
-  - name: c-{id}
-    sites:
-      - name: s-{id}
-        switches: [{{name: {id}-sw, ports: 16}}]
-        arrays:
-          - {{name: {id}-af1, model: AF8000, media: ssd, firmware: 3.2.1, capacity_iops: 300000}}
-          - {{name: {id}-af2, model: AF8000, media: ssd, firmware: 3.2.1, capacity_iops: 300000}}
-        hosts:
-          - {{name: {id}-sql1, array: {id}-af1, workload: oltp, iops: 4000, databases: [db1]}}
-          - {{name: {id}-sql2, array: {id}-af2, workload: oltp, iops: 4000, databases: [db2]}}
-          - {{name: {id}-sql3, array: {id}-af2, workload: tpce, iops: 3000, databases: [db3]}}
-events:
-  # sql1's own switch port (0/0): every read slower than 2 ms for 30 minutes
-  - {{type: slow_drain, at: 3600, until: 5400, switch: {id}-sw, port: 0, delay_us: 3000}}
-  # sql2's own port (0/1): 0.6 ms more for six hours, a few reads in a thousand past 2 ms
-  - {{type: slow_drain, at: 1800, until: 23400, switch: {id}-sw, port: 1, delay_us: 600}}
-"""
 DISK = {"data": "D", "log": "L"}  # the drive letters, as an SLO entity names a path: host:D
 
 
@@ -78,7 +55,7 @@ def slo_played(stack, ch, tmp_path_factory):
     when its two inputs arrive at different paces."""
     run_id = f"o{uuid.uuid4().hex[:6]}"
     folder = tmp_path_factory.mktemp("slo")
-    s, run, _ = backfill(folder, SCENARIO.format(id=run_id))
+    s, run, _ = backfill(folder, scenarios.text("slo", id=run_id))
     sites = [f"s-{run_id}"]
     wait_for_every_window(ch, s, run, sites)
     wait_for_job("burn_rates", [topics.HISTOGRAMS, topics.BREAKDOWN], [topics.SLO_WINDOWS, topics.SLO_ALERTS])

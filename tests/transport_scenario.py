@@ -1,8 +1,8 @@
 """The transport scenario, played once a session as a backfill: one customer's two all-flash arrays of the same model
 and firmware, one its hosts reach by Fibre Channel and one by iSCSI, two hosts on each with the same workloads, one of
 each pair load-balanced round robin and the other by least queue depth (the two MPIO policies the studies name).
-tests/test_transport.py checks the breakdown by transport and policy (the dbt view, explain) against its truth; the
-latency dashboard's test runs its panel on it."""
+tests/stack/test_transport.py checks the breakdown by transport and policy (the dbt view, explain) against its truth;
+the latency dashboard's test runs its panel on it."""
 
 from __future__ import annotations
 

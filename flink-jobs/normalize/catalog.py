@@ -13,7 +13,8 @@ from pathlib import Path
 import yaml
 
 CATALOG_FILE = Path(__file__).resolve().parent / "catalog.yaml"
-# The one list of entity keys: tests/test_contract_columns.py checks sanlens.metrics and stg_metrics.sql against it.
+# The one list of entity keys: tests/unit/test_contract_columns.py checks sanlens.metrics and stg_metrics.sql
+# against it.
 ENTITY_KEYS = [
     "site",
     "host",

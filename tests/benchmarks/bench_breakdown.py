@@ -25,28 +25,9 @@ from ingest.simulator import scenario as scenario_file
 from ingest.simulator.run import Run
 from sanlensctl import config
 from sanlensctl.offsets import topic_size
+from tests import scenarios
 from tests.benchmarks.bench_common import consume_all, fresh_topics, run_bounded
 from tests.benchmarks.bench_normalize import accounting_totals
-
-FLEET = """
-name: bench-breakdown-{id}
-seed: 3
-interval_s: 10
-duration_s: {duration}
-customers:
-  - name: bench-{id}
-    sites:
-      - name: bench-{id}-dc
-        switches: [{{count: 4, name: "bench-{id}-fa{{i}}", ports: 128}}]
-        arrays: [{{count: 100, name: "bench-{id}-af{{i:03d}}", model: AF8000, media: ssd, firmware: 3.2.1,
-                  capacity_iops: 300000}}]
-        hosts:
-          - {{per_array: 1, name: "{{array}}-tpce", workload: tpce, iops: 6000}}
-          - {{per_array: 1, name: "{{array}}-oltp", workload: oltp, iops: 3000}}
-events:
-  - {{type: slow_drain, at: 300, until: 600, switch: bench-{id}-fa1, port: 5, delay_us: 1200}}
-  - {{type: hba_saturation, at: 900, until: 1200, host: bench-{id}-af007-oltp, workload: datamining, iops: 3200}}
-"""
 
 
 def main() -> int:
@@ -64,7 +45,7 @@ def main() -> int:
     try:
         with tempfile.TemporaryDirectory(dir=config.TMP) as folder:
             scenario = Path(folder) / "fleet.yaml"
-            scenario.write_text(FLEET.format(id=run_id, duration=int(args.minutes * 60)))
+            scenario.write_text(scenarios.text("bench-breakdown", id=run_id, duration=int(args.minutes * 60)))
             s = scenario_file.load(scenario)
             run = Run(s, Path(folder) / "truth", config.KAFKA_BOOTSTRAP, backfill=True, topic=source)
             records = run.backfill()

@@ -25,24 +25,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sanlensctl import config, db
+from tests import scenarios
 from tests.support import sanlens
 
-FLEET = """
-name: bench-fresh-{id}
-seed: 5
-interval_s: 10
-duration_s: {duration}
-customers:
-  - name: fresh-{id}
-    sites:
-      - name: fresh-{id}-dc
-        switches: [{{name: fresh-{id}-fa1, ports: {ports}}}]
-        arrays: [{{count: {arrays}, name: "fresh-{id}-af{{i}}", model: AF8000, media: ssd, firmware: 3.2.1}}]
-        hosts: [{{per_array: {hosts}, name: "{{array}}-sql{{j}}", workload: oltp, iops: 5000}}]
-events:
-  - {{type: slow_drain, at: {drain_at}, until: {drain_until}, switch: fresh-{id}-fa1, port: 0, delay_us: 1000}}
-  - {{type: hba_saturation, at: {hba_at}, until: {hba_until}, host: fresh-{id}-af1-sql1, workload: datamining}}
-"""
 DELAYS = """
 SELECT count() AS n, quantile(0.5)(delay) AS p50, quantile(0.95)(delay) AS p95, max(delay)
 FROM (SELECT dateDiff('millisecond', {end}, loaded_at) / 1000 AS delay FROM sanlens.{table}
@@ -100,7 +85,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(dir=config.TMP) as folder:
         scenario = Path(folder) / "fleet.yaml"
         scenario.write_text(
-            FLEET.format(
+            scenarios.text(
+                "bench-freshness",
                 id=run_id,
                 duration=duration,
                 arrays=args.arrays,

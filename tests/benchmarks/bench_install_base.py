@@ -43,26 +43,13 @@ from ingest.loader import spans
 from ingest.simulator import scenario as scenario_file
 from ingest.simulator.run import Run
 from sanlensctl import config, db, stack
-from tests import backlog
+from tests import backlog, scenarios
 from tests.benchmarks.bench_backfill_cpu import cpu_by_process
 from tests.benchmarks.bench_common import copier, copy, fresh_topics, reader, require_stack
 from tests.benchmarks.bench_end_to_end import Progress
 from tests.benchmarks.bench_freshness import print_delays, print_legs
 
 VOLUMES_PER_ARRAY = 50
-FLEET = """
-name: install-base-{id}
-seed: 7
-interval_s: {interval}
-duration_s: {duration}
-customers:
-  - name: ib-{id}
-    sites:
-      - name: ib-{id}-dc
-        switches: [{{name: ib-{id}-fa1, ports: 256}}]
-        arrays: [{{count: {arrays}, name: "ib-{id}-af{{i:04d}}", model: AF8000, media: ssd, firmware: 3.2.1}}]
-        hosts: [{{per_array: {hosts}, name: "{{array}}-sql{{j}}", workload: oltp, iops: 5000}}]
-"""
 # A sample's delay in the first and in the last minute played: a stack that keeps up has the same in both.
 DRIFT = """
 SELECT quantileIf(0.95)(delay, ts >= {first:DateTime64(3)} AND ts < {first:DateTime64(3)} + 60),
@@ -80,7 +67,8 @@ def make_intervals(run_id: str, arrays: int, minutes: float, interval_s: int, to
     with tempfile.TemporaryDirectory(dir=config.TMP) as work:
         fleet = Path(work) / "fleet.yaml"
         fleet.write_text(
-            FLEET.format(
+            scenarios.text(
+                "bench-install-base",
                 id=run_id,
                 interval=interval_s,
                 duration=intervals * interval_s,

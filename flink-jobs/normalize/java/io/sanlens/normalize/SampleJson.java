@@ -13,7 +13,7 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.io.JsonString
  * once, then each sample that is out (metric, value, unit, bucket) in `samples`. One message a record instead
  * of one a sample: the shared fields are written, sent and read once. The same text Flink's JSON format writes
  * for the contract's row: fields in the contract's order, timestamps as its ISO-8601 TimeFormats in UTC,
- * numbers and escapes as Jackson writes them (tests/test_sample_json.py compares the two).
+ * numbers and escapes as Jackson writes them (tests/unit/test_sample_json.py compares the two).
  */
 public final class SampleJson {
     private static final JsonStringEncoder ESCAPE = JsonStringEncoder.getInstance();
