@@ -231,13 +231,7 @@ def cmd_topics(args) -> int:
 def cmd_sql(args) -> int:
     from sanlensctl import db
 
-    user = None
-    if args.role:
-        from clickhouse import roles
-
-        user = args.role if args.role in roles.roles() or args.role.startswith("customer_") else None
-        user = user or roles.customer_role(args.role)
-        roles.password(user)  # made now if it is the first time: the server reads the passwords file again
+    user = _role_user(args.role) if args.role else None
     try:
         client = db.client(user=user)
     except Exception as exc:
@@ -253,6 +247,25 @@ def cmd_sql(args) -> int:
         raise SanlensError(str(exc).split("server response: ")[-1].split(" (for url")[0].strip()) from exc
     print_rows(result.column_names, result.result_rows, args.format)
     return 0
+
+
+def _role_user(name: str) -> str:
+    """The user of the role `name` (a customer's name works too); an unknown one is refused before a password is
+    made for it."""
+    from clickhouse import roles
+    from sanlensctl import db
+
+    try:
+        known = {roles.admin(), *roles.roles(roles.customers(db.client()))}
+    except Exception as exc:
+        raise SanlensError(
+            f"cannot reach ClickHouse at {config.CLICKHOUSE_URL}: start the stack with ./sanlens up"
+        ) from exc
+    user = name if name in known else roles.customer_role(name)
+    if user not in known:
+        raise SanlensError(f"unknown role {name!r}: the roles are {', '.join(sorted(known))} (or a customer's name)")
+    roles.password(user)  # made now if it is the first time: the server reads the passwords file again
+    return user
 
 
 def cmd_dbt(args) -> int:
