@@ -105,7 +105,9 @@ def test_firmware_rollout_of_200_arrays_reproduces_the_express_writes_figure(sta
         if direction == "write":
             assert low > 0, (model, low, high)  # the interval excludes zero
         else:
-            assert low <= 0 <= high, (model, low, high)  # reads: it includes zero
+            # reads: no effect worth the name. Not "includes zero": a 95% interval around a true zero misses it
+            # one time in twenty, and the mart's rows per model also hold other tests' arrays (CI once: high -2e-6)
+            assert -0.01 <= low <= high <= 0.01, (model, low, high)
 
     host_array = {name: host.array for name, host in s.hosts.items()}
     seen = assert_express_writes_effect(ch, TRUTH, host_array, truth)
