@@ -82,12 +82,23 @@ class Role:
     writes: tuple[str, ...]
     customer: str | None = None
     rows: tuple[tuple[str, str], ...] = ()  # (column, filter) in order: the first column a table has decides
+    withheld: tuple[str, ...] = ()  # catalogue tables the other read-only roles read and this one may not
 
     def may_read(self, table: str) -> bool:
         return _matches(table, list(self.reads))
 
     def may_write(self, table: str) -> bool:
         return _matches(table, list(self.writes))
+
+    def may_read_catalogue(self, table: str) -> bool:
+        """A table of `system` or `information_schema`: those of roles.yaml's system_tables (what clients ask on
+        connecting, the catalogue), a writer's parts and mutations too, less those withheld from this role."""
+        db, _, name = table.lower().rpartition(".")
+        if _matches(table.lower(), [w.lower() for w in self.withheld]):
+            return False
+        if db == "information_schema":
+            return True
+        return name in definitions()["system_tables"] or not self.readonly and name in ("parts", "mutations")
 
     def row_filter(self, columns: set[str]) -> str | None:
         """This role's rows of a table with these columns: None if it sees them all, '0' if none."""
@@ -121,7 +132,7 @@ def roles(customers_: list[str] = ()) -> dict[str, Role]:
         r = d["customer"]
         name = customer_role(c)
         rows = tuple((col, cond) for col, cond in r["rows"].items())
-        out[name] = Role(name, True, tuple(r["reads"]), (), customer=c, rows=rows)
+        out[name] = Role(name, True, tuple(r["reads"]), (), customer=c, rows=rows, withheld=tuple(r["withheld"]))
     return out
 
 
@@ -164,10 +175,16 @@ def local_users() -> list[str]:
     return [admin(), *roles()]
 
 
+def password_variable(user: str) -> str:
+    """The environment variable that holds a user's password: for `migrate` on a server, Grafana's data sources, the
+    local stack's clients."""
+    return f"SANLENS_CLICKHOUSE_{user.upper()}_PASSWORD"
+
+
 def password(user: str) -> str:
     """A user's password on the local stack: SANLENS_CLICKHOUSE_<USER>_PASSWORD, else the passwords file's (made if
     missing)."""
-    env = os.environ.get(f"SANLENS_CLICKHOUSE_{user.upper()}_PASSWORD")
+    env = os.environ.get(password_variable(user))
     if env:
         return env
     return ensure_passwords([*local_users(), user])[user]
@@ -212,14 +229,25 @@ def server_statements(customers_: list[str], passwords: dict[str, str], tables: 
                     f"CREATE ROW POLICY OR REPLACE {name} ON {table} AS RESTRICTIVE FOR SELECT USING {condition} "
                     f"TO {name}"
                 )
+            # The server lets every user read system.tables and system.columns whatever the grants: none of their rows
+            # for this role. information_schema needs a grant there (select_from_information_schema_requires_grant).
+            out.extend(
+                f"CREATE ROW POLICY OR REPLACE {name} ON {table} AS RESTRICTIVE FOR SELECT USING 0 TO {name}"
+                for table in withheld_system_tables(r)
+            )
         if name in passwords:
             out.append(f"CREATE USER IF NOT EXISTS {name} IDENTIFIED WITH sha256_password BY {quote(passwords[name])}")
             out.append(f"ALTER USER {name} IDENTIFIED WITH sha256_password BY {quote(passwords[name])}")
             out.append(f"GRANT {name} TO {name}")
             out.append(f"ALTER USER {name} DEFAULT ROLE {name}")
-    for table in every:
+    withheld = sorted({t for r in roles(customers_).values() for t in withheld_system_tables(r)})
+    for table in [*every, *withheld]:
         out.append(f"CREATE ROW POLICY OR REPLACE sanlens_every_row ON {table} AS PERMISSIVE FOR SELECT USING 1 TO ALL")
     return out
+
+
+def withheld_system_tables(role: Role) -> list[str]:
+    return [t for t in role.withheld if t.startswith("system.") and "*" not in t]
 
 
 def store_tables(client) -> dict[str, set[str]]:

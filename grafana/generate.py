@@ -1,7 +1,9 @@
 """Writes every dashboard of grafana/ as provisioning JSON into grafana/dashboards/ and the SLO alert rules.
 
 The alert rules (grafana/slo_alert_rules.py) go to grafana/provisioning/alerting/sanlens-slos.yaml, the Tier 0
-warning (grafana/tier_alert_rules.py) to sanlens-tiers.yaml.
+warning (grafana/tier_alert_rules.py) to sanlens-tiers.yaml; the organisations, their data sources and dashboards
+providers (grafana/organisations.py: one per customer) to provisioning/datasources/, provisioning/dashboards/ and
+organisations.tsv.
 
 .sanlens/venv/bin/python grafana/generate.py [--check]   # --check: fail if a file is out of date
 """
@@ -18,6 +20,7 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana import (
     install_base_service_times,
     load_and_latency,
+    organisations,
     slo_alert_rules,
     slos,
     tier_alert_rules,
@@ -48,6 +51,7 @@ def main() -> int:
     files = [(HERE / "dashboards" / name, render(module)) for name, module in DASHBOARDS.items()]
     files.append((slo_alert_rules.PATH, slo_alert_rules.render()))
     files.append((tier_alert_rules.PATH, tier_alert_rules.render()))
+    files.extend(organisations.files())
     for path, text in files:
         if args.check:
             if not path.exists() or path.read_text() != text:

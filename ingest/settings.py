@@ -9,6 +9,7 @@ which ports its services use, and how to reach Kafka, ClickHouse and Alertmanage
     SANLENS_<NAME>_PORT for each name of PORTS; SANLENS_KAFKA, SANLENS_CLICKHOUSE_URL (with _USER, _PASSWORD: else the
     admin user `sanlens` and its password from the local stack's passwords file, SANLENS_CLICKHOUSE_PASSWORDS),
     SANLENS_ALERTMANAGER_URL, SANLENS_ALERT_WEBHOOK_URL, SANLENS_INBOX_HOST
+    SANLENS_CHECKPOINT_INTERVAL  how often each analytics job checkpoints ("10 s"; normalize every 2 s)
 """
 
 from __future__ import annotations
@@ -63,3 +64,5 @@ ALERTMANAGER_URL = os.environ.get("SANLENS_ALERTMANAGER_URL", f"http://127.0.0.1
 INBOX_HOST = os.environ.get("SANLENS_INBOX_HOST", "127.0.0.1")
 ALERT_WEBHOOK_URL = os.environ.get("SANLENS_ALERT_WEBHOOK_URL", f"http://127.0.0.1:{port('ALERT_WEBHOOK')}/alerts")
 INBOX_FILE = RUN / "inbox" / "notifications.jsonl"  # every notification the inbox (slo/inbox.py) received
+# The analytics jobs' checkpoint interval: their Kafka outputs commit, and become visible downstream, with each one.
+CHECKPOINT_INTERVAL = os.environ.get("SANLENS_CHECKPOINT_INTERVAL", "10 s")

@@ -74,9 +74,9 @@ def apply_access(client, url: str | None = None, quiet: bool = False) -> None:
         return
     customers = roles.customers(client)
     passwords = {
-        name: os.environ[f"SANLENS_CLICKHOUSE_{name.upper()}_PASSWORD"]
+        name: os.environ[roles.password_variable(name)]
         for name in roles.roles(customers)
-        if os.environ.get(f"SANLENS_CLICKHOUSE_{name.upper()}_PASSWORD")
+        if os.environ.get(roles.password_variable(name))
     }
     for statement in roles.server_statements(customers, passwords, roles.store_tables(client)):
         try:

@@ -496,12 +496,10 @@ class Access:
                                        "(ACCESS_DENIED)")  # fmt: skip
 
         def readable(name: str) -> bool:
-            db, _, table = name.rpartition(".")
+            db = name.rpartition(".")[0]
             if db in defs["databases"]:  # a customer's: only the tables its rows can be told apart in
                 return role.may_read(name) and role.row_filter(tables.get(name, set())) != "0"
-            if db == "system":
-                return table in defs["system_tables"] or not role.readonly and table in ("parts", "mutations")
-            return db.lower() == "information_schema"
+            return (db == "system" or db.lower() == "information_schema") and role.may_read_catalogue(name)
 
         statement = sql
         with engine.read.connection(engine.read.timeout) as conn:

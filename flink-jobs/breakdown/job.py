@@ -64,7 +64,7 @@ def statements(env, args):
         **tables.views(method),
         "window_parts": tables.WINDOW_PARTS,
         "path_windows": tables.path_windows(method),
-        "incident_parts": tables.INCIDENT_PARTS,
+        "incident_windows": tables.INCIDENT_WINDOWS,
     }
     for name, query in views.items():
         env.create_temporary_view(name, env.sql_query(query))

@@ -206,36 +206,32 @@ INSERT_BREAKDOWN = f"INSERT INTO breakdown SELECT host || ':' || disk, {BREAKDOW
 
 # Incidents (README.md, "Incidents"): each path window gives every contributor on its way its part: the host
 # its queueing; each of its two switch ports the fabric part if that port shows the trouble, else the nominal
-# fabric; the array its service time. The detector follows each contributor, component and path on its own.
-# One UNNEST rather than a UNION of four SELECTs, so that the joins above are planned once for both outputs.
-def _part(contributor: str, component: str, value: str, discards: str = "CAST(0 AS DOUBLE)") -> str:
-    return f"ROW({contributor}, {component}, CAST({value} AS DOUBLE), CAST({discards} AS DOUBLE))"
+# fabric; the array its service time. One row per path window with a column group per contributor (the slots of
+# DetectIncidents.SLOTS): the detector follows each contributor and component of a path in one partition.
+def _slot(slot: str, component: str, value: str, discards: str = "CAST(0 AS DOUBLE)") -> str:
+    return (
+        f"{component} AS {slot}_component, CAST({value} AS DOUBLE) AS {slot}_us, "
+        f"CAST({discards} AS DOUBLE) AS {slot}_discards"
+    )
 
 
-INCIDENT_PARTS = f"""
-    SELECT x.contributor, x.component, p.host || ':' || p.disk || ':' || p.direction AS path,
+def _port_slot(slot: str, port: str) -> str:
+    return _slot(
+        slot,
+        f"p.switch || ':' || p.{port}",
+        f"CASE WHEN p.{port}_stalls THEN p.fabric_us ELSE p.nominal_fabric_us END",
+        f"p.{port}_discards",
+    )
+
+
+INCIDENT_WINDOWS = f"""
+    SELECT p.host || ':' || p.disk || ':' || p.direction AS path, p.ios, p.site,
         CAST(TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 3), p.window_start) AS BIGINT) * 1000 AS window_ms,
-        x.value_us, p.ios, x.discards, p.site
-    FROM path_windows AS p CROSS JOIN UNNEST(ARRAY[
-        {_part("'host_queueing'", "p.host", "p.host_queueing_us")},
-        {
-    _part(
-        "'fabric'",
-        "p.switch || ':' || p.host_switch_port",
-        "CASE WHEN p.host_switch_port_stalls THEN p.fabric_us ELSE p.nominal_fabric_us END",
-        "p.host_switch_port_discards",
-    )
-},
-        {
-    _part(
-        "'fabric'",
-        "p.switch || ':' || p.array_switch_port",
-        "CASE WHEN p.array_switch_port_stalls THEN p.fabric_us ELSE p.nominal_fabric_us END",
-        "p.array_switch_port_discards",
-    )
-},
-        {_part("'array'", "p.`array`", "p.array_us")}
-    ]) AS x(contributor, component, value_us, discards)"""
+        {_slot("host", "p.host", "p.host_queueing_us")},
+        {_port_slot("host_port", "host_switch_port")},
+        {_port_slot("array_port", "array_switch_port")},
+        {_slot("array", "p.`array`", "p.array_us")}
+    FROM path_windows AS p"""
 
 
 @dataclass(frozen=True)
@@ -252,18 +248,19 @@ class Incidents:
 
 
 def insert_incidents(i: Incidents, window_s: int) -> str:
-    # The uid changes with the layout of the function's state (-2: the history apart from the track): a stack
-    # restored from an older checkpoint starts the detector afresh, where the old layout would fail the restore.
+    # The uid changes with the layout of the function's state (-2: the history apart from the track; -3: a path's
+    # contributors in one partition): a stack restored from an older checkpoint starts the detector afresh, where
+    # the old layout would fail the restore.
     return f"""
     INSERT INTO incidents
     SELECT contributor, component, path, incident_id, site, started_at, ended_at, last_window, windows, ios,
         baseline_us, excess_us, peak_us, severity
     FROM detect_incidents(
-        input => TABLE incident_parts PARTITION BY (contributor, component, path),
+        input => TABLE incident_windows PARTITION BY path,
         window_length_ms => {window_s * 1000},
         history_windows => {i.history_windows}, warmup_windows => {i.warmup_windows}, quantile => {i.quantile!r}E0,
         relative_margin => {i.relative_margin!r}E0, absolute_margin_us => {i.absolute_margin_us!r}E0,
-        open_after => {i.open_after}, close_after => {i.close_after}, uid => 'incidents-2')"""
+        open_after => {i.open_after}, close_after => {i.close_after}, uid => 'incidents-3')"""
 
 
 def incidents_sink(kafka_sink: Callable[[str, str], str]) -> str:

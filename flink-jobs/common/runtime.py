@@ -109,7 +109,7 @@ def forget_other_layouts(checkpoints: Path, layout: str) -> None:
 def table_env(
     job: str,
     args: argparse.Namespace,
-    checkpoint_interval: str = "10 s",
+    checkpoint_interval: str = settings.CHECKPOINT_INTERVAL,
     state_backend: str = STATE_BACKEND,
     state_layout: str = "",
 ) -> TableEnvironment:

@@ -6,6 +6,7 @@ globex role reads holds only globex's sites, and the marts' totals for globex ar
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import stat
@@ -18,6 +19,7 @@ import yaml
 from clickhouse_connect.driver.exceptions import DatabaseError
 
 from clickhouse import roles
+from grafana import organisations
 from sanlensctl import config, db, migrate
 from tests.support import ROOT, EmbeddedServer, authorized, sanlens
 
@@ -57,6 +59,8 @@ def test_the_server_statements_parse_and_each_customer_policy_is_restrictive():
         "sanlens.topology",
         "sanlens.service_time_hist_10s",
         "sanlens_marts.host_health",
+        "system.tables",  # none of their rows: below
+        "system.columns",
     }
     assert all(" AS RESTRICTIVE FOR SELECT USING " in s and s.endswith("TO customer_globex") for s in policies)
     grants = [s for s in statements if s.startswith("GRANT SELECT") and s.endswith("TO customer_globex")]
@@ -66,6 +70,13 @@ def test_the_server_statements_parse_and_each_customer_policy_is_restrictive():
     assert not any(s.startswith("CREATE USER IF NOT EXISTS analyst") for s in statements)  # no password: no user
     profile = next(s for s in statements if s.startswith("CREATE SETTINGS PROFILE OR REPLACE customer_globex_limits"))
     assert "readonly = 1" in profile
+    # system.tables and system.columns, which every user of a server reads, show a customer none of their rows
+    for table in ("system.tables", "system.columns"):
+        assert f"CREATE ROW POLICY OR REPLACE customer_globex ON {table} AS RESTRICTIVE FOR SELECT USING 0 TO " \
+               "customer_globex" in statements, table  # fmt: skip
+        assert f"CREATE ROW POLICY OR REPLACE sanlens_every_row ON {table} AS PERMISSIVE FOR SELECT USING 1 TO ALL" \
+               in statements, table  # fmt: skip
+    assert not [s for s in statements if "system." in s and "TO analyst" in s], "the other roles keep the catalogue"
 
 
 def test_customers_come_from_the_data_and_the_file():
@@ -151,6 +162,27 @@ def test_a_customer_reads_only_its_own_sites_and_writes_nothing(two_customers):
                        additional_table_filters="{'sanlens.metrics': '1'}")  # fmt: skip
     assert (status, body) == (200, "globex-west\n")
     assert refused(globex, "SELEC 1") == "62" and refused(globex, "SELECT 1; SELECT 2") == "62"
+
+
+def test_a_customer_learns_no_table_s_row_count_or_size_from_the_catalogue(two_customers):
+    """system.tables and system.columns hold every table's rows and bytes, the whole install base's: withheld from a
+    customer (roles.yaml, `withheld`), with the views information_schema has over them; the other read-only roles and
+    what clients ask on connecting are unchanged."""
+    globex = db.client(two_customers.url, user="customer_globex")
+    for sql in (
+        "SELECT total_rows, total_bytes FROM system.tables WHERE database = 'sanlens'",
+        "SELECT sum(data_compressed_bytes) FROM system.columns",
+        "SELECT table_rows FROM information_schema.tables",
+        "SELECT table_rows FROM INFORMATION_SCHEMA.TABLES",
+        "SELECT count() FROM (SELECT * FROM system.tables)",
+        "SELECT sum(rows) FROM system.parts",
+        "SELECT count() FROM system.query_log",
+    ):
+        assert refused(globex, sql) == "497", sql
+    assert globex.command("SELECT count() FROM system.databases WHERE name = 'sanlens'") == 1
+    assert globex.query("SELECT value FROM system.settings WHERE name = 'readonly'").result_rows == [("1",)]
+    analyst = db.client(two_customers.url, user="analyst")
+    assert analyst.command("SELECT total_rows FROM system.tables WHERE database = 'sanlens' AND name = 'metrics'") == 2
 
 
 def test_analyst_reads_everything_dashboards_what_the_dashboards_need_ingest_inserts(two_customers):
@@ -306,3 +338,29 @@ def test_globex_reads_only_its_own_sites_and_the_marts_totals_are_the_analyst_s_
     unknown = sanlens("sql", "SELECT 1", "--as", "initech")
     assert unknown.returncode != 0 and "unknown role 'initech': the roles are " in unknown.stderr, unknown.stderr
     assert "customer_initech" not in roles.read_passwords(), "no password is made for a role that does not exist"
+
+
+def test_each_customer_s_grafana_data_source_reads_only_its_own_sites(demo_of_two_customers, monkeypatch):
+    """No Grafana runs on the local stack (none is obtainable without Docker): each organisation's provisioned data
+    source (grafana/provisioning/datasources/clickhouse.yaml) is tried with its own connection settings, its user and
+    the password its ${VARIABLE} names (set as Grafana's environment would be, from the local stack's passwords),
+    against the stack's ClickHouse, on the tables the dashboards read."""
+    provisioned = yaml.safe_load(organisations.DATASOURCES.read_text())["datasources"]
+    by_org = {o.org_id: o for o in organisations.organisations()}
+    assert {o.name for o in by_org.values()} >= set(demo_of_two_customers), "every customer of the demo has its org"
+    every_site = {s for sites in demo_of_two_customers.values() for s in sites}
+    for source in provisioned:
+        user = source["jsonData"]["username"]
+        variable = re.fullmatch(r"\$\{(\w+)\}", source["secureJsonData"]["password"]).group(1)
+        monkeypatch.setenv(variable, roles.password(user))  # what compose passes to Grafana
+        client = db.client(user=user, password=os.environ[variable])
+        org = by_org[source["orgId"]]
+        sites = {r[0] for r in client.query("SELECT DISTINCT site FROM sanlens.metrics").result_rows}
+        if org.role == organisations.MAIN_ROLE:  # the vendor's: the whole install base
+            assert sites >= every_site, (org, sites)
+            continue
+        own = set(demo_of_two_customers.get(org.name, ()))
+        assert sites and sites <= own, (org, sites)
+        for table in ("sanlens.path_latency", "sanlens.service_time_hist_1m", "sanlens_marts.host_health"):
+            seen = {r[0] for r in client.query(f"SELECT DISTINCT site FROM {table}").result_rows}
+            assert seen <= own, (org, table, seen)

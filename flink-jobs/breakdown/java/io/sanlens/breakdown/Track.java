@@ -1,9 +1,9 @@
 package io.sanlens.breakdown;
 
 /**
- * What the incident detector keeps per contributor, component and path (Flink-managed state of DetectIncidents):
- * the window being gathered, the recent normal windows the baseline is learnt from, and the incident in
- * progress. Public fields and a default constructor, so Flink stores it as a structured type.
+ * What the incident detector keeps per contributor, component and path (one of a Way's four, Flink-managed state
+ * of DetectIncidents): the window being gathered, the recent normal windows the baseline is learnt from, and the
+ * incident in progress. Public fields and a default constructor, so Flink stores it as a structured type.
  */
 public class Track {
     // the window being gathered: its last row's part times its I/Os, and its I/Os

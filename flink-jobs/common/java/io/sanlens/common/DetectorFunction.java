@@ -41,19 +41,40 @@ public abstract class DetectorFunction<D, E> extends ProcessTableFunction<Row> {
 
     /** One output row for {@code event}, none for null; {@code keyColumns}: the partition's columns of the input. */
     protected final void emit(Row input, E event, String... keyColumns) {
+        if (event != null) emit(event, new Object[0], values(input, keyColumns));
+    }
+
+    /**
+     * One output row for {@code event}, none for null: the {@code leading} columns (a function whose partition
+     * follows several events names each one's own key columns in them), its id of {@code key} and its start, then
+     * its own columns.
+     */
+    protected final void emit(E event, Object[] leading, Object... key) {
         if (event == null) return;
         Object[] columns = columns(event);
-        Object[] row = new Object[columns.length + 1];
-        row[0] = id(input, startedAt(event), keyColumns);
-        System.arraycopy(columns, 0, row, 1, columns.length);
+        Object[] row = new Object[leading.length + 1 + columns.length];
+        System.arraycopy(leading, 0, row, 0, leading.length);
+        row[leading.length] = id(startedAt(event), key);
+        System.arraycopy(columns, 0, row, leading.length + 1, columns.length);
         collect(Row.of(row));
     }
 
     /** An event's id: the values of the key columns and its start, joined by '|'. */
     public static String id(Row input, long startedAt, String... keyColumns) {
+        return id(startedAt, values(input, keyColumns));
+    }
+
+    /** An event's id: the key's values and its start, joined by '|'. */
+    public static String id(long startedAt, Object... key) {
         StringBuilder id = new StringBuilder();
-        for (String column : keyColumns) id.append(input.<Object>getFieldAs(column)).append('|');
+        for (Object value : key) id.append(value).append('|');
         return id.append(Instant.ofEpochMilli(startedAt)).toString();
+    }
+
+    private static Object[] values(Row input, String... columns) {
+        Object[] values = new Object[columns.length];
+        for (int i = 0; i < values.length; i++) values[i] = input.getFieldAs(columns[i]);
+        return values;
     }
 
     /** An epoch-ms time as a TIMESTAMP_LTZ column; null stays null (an event not over yet). */
