@@ -40,7 +40,12 @@ DASHBOARDS = {
 
 
 def render(module) -> str:
-    return json.dumps(json.loads(JSONEncoder().encode(module.build().build())), indent=2, sort_keys=True) + "\n"
+    board = json.loads(JSONEncoder().encode(module.build().build()))
+    for panel in [q for p in board.get("panels", []) for q in [p, *p.get("panels", [])]]:
+        if not panel.get("repeat"):
+            # the SDK gives every panel a repeat direction: one that repeats on no variable has none to give
+            panel.pop("repeatDirection", None)
+    return json.dumps(board, indent=2, sort_keys=True) + "\n"
 
 
 def main() -> int:

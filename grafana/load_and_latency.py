@@ -19,9 +19,13 @@ TITLE = "Load and latency"
 ARRAYS = """$__timeFilter(ts)
     AND $__conditionalAll(site IN (${site:singlequote}), $site)
     AND $__conditionalAll(array IN (${array:singlequote}), $array)"""
-HOSTS = """$__timeFilter(ts)
-    AND $__conditionalAll(site IN (${site:singlequote}), $site)
-    AND $__conditionalAll(host IN (${host:singlequote}), $host)"""
+# A panel repeated on a variable (one array's or one host's curve each, in its own colour) reads the variable's one
+# value of its copy: not through $__conditionalAll, which the ClickHouse plugin decides on the dashboard's selection
+# (All: every copy would draw every array).
+ONE_ARRAY = """$__timeFilter(ts)
+    AND array IN (${array:singlequote})"""
+ONE_HOST = """$__timeFilter(ts)
+    AND host IN (${host:singlequote})"""
 WINDOW = "toStartOfInterval(ts, toIntervalSecond(10))"  # the pipeline's window: one point per host and 10 s
 
 # (name, label, the variables it depends on, the metric that names it)
@@ -37,9 +41,9 @@ def variable(name: str, label: str, parents: list[str], metric: str) -> dashboar
 
 
 def array_curve(load: str) -> str:
-    """The selected arrays' intervals as `load` (iops or mbps) against service_ms, and their knees as
-    knee_service_ms at the knee's load: one frame, so that the scatter plots both against one x axis."""
-    intervals = load_curve.array_intervals(ARRAYS.replace("\n", "\n    "))
+    """The panel's array's intervals as `load` (iops or mbps) against service_ms, and its knee as knee_service_ms
+    at the knee's load: one frame, so that the scatter plots both against one x axis."""
+    intervals = load_curve.array_intervals(ONE_ARRAY.replace("\n", "\n    "))
     return f"""
 SELECT {load}, service_ms, CAST(NULL AS Nullable(Float64)) AS knee_service_ms
 FROM ({intervals})
@@ -49,7 +53,9 @@ FROM ({load_curve.array_knees(intervals)})
 WHERE knee_service_ms IS NOT NULL"""
 
 
-def scatter(panel_id: int, title: str, description: str, sql: str, x: str, x_unit: str, y_unit: str):
+def scatter(panel_id: int, title: str, description: str, sql: str, x: str, x_unit: str, y_unit: str, each: str):
+    """A scatter repeated for each selected value of the variable `each`, one copy under the other (the IOPS and the
+    MB/s curves of an array side by side)."""
     return (
         xychart.Panel()
         .id(panel_id)
@@ -64,6 +70,8 @@ def scatter(panel_id: int, title: str, description: str, sql: str, x: str, x_uni
         .unit(y_unit)
         .min(0)
         .override_by_name(x, [DynamicConfigValue(id_val="unit", value=x_unit)])
+        .repeat(each)
+        .repeat_direction("v")
         .height(10)
         .span(12)
     )
@@ -84,15 +92,16 @@ def iops_curve() -> xychart.Panel:
     return knee_marked(
         scatter(
             1,
-            "Service time against IOPS, per interval (the knee in red)",
-            "Each point an array sample: the IOPS of its volumes summed and their service time, I/O-weighted. The "
-            "knee (red) is the load bin where a 1 % rise in IOPS costs 1 % more service time (throughput over "
-            "service time peaks there); a saturated array's points stand in a column at its capacity. Pick one "
-            "array to read its curve.",
+            "$array: service time against IOPS, per interval (the knee in red)",
+            "One panel per selected array, each point a sample of it: the IOPS of its volumes summed and their "
+            "service time, I/O-weighted. The knee (red) is the load bin where a 1 % rise in IOPS costs 1 % more "
+            "service time (throughput over service time peaks there); a saturated array's points stand in a column "
+            "at its capacity.",
             array_curve("iops"),
             "iops",
             "iops",
             "ms",
+            "array",
         )
     )
 
@@ -101,12 +110,13 @@ def mbps_curve() -> xychart.Panel:
     return knee_marked(
         scatter(
             2,
-            "Service time against MB/s, per interval (the knee in red)",
+            "$array: service time against MB/s, per interval (the knee in red)",
             "The same samples against the MB/s the array moved; the knee is the same load bin's.",
             array_curve("mbps"),
             "mbps",
             "decMBs",
             "ms",
+            "array",
         )
     )
 
@@ -136,8 +146,8 @@ def knees() -> table.Panel:
 def host_curve(panel_id: int, load: str, title: str, description: str) -> xychart.Panel:
     sql = f"""
 SELECT {load}, latency_ms
-FROM ({load_curve.host_intervals(WINDOW, HOSTS.replace(chr(10), chr(10) + "    "))})"""
-    return scatter(panel_id, title, description, sql, load, "reqps", "ms")
+FROM ({load_curve.host_intervals(WINDOW, ONE_HOST.replace(chr(10), chr(10) + "    "))})"""
+    return scatter(panel_id, title, description, sql, load, "reqps", "ms", "host")
 
 
 def build() -> dashboard.Dashboard:
@@ -166,8 +176,8 @@ def build() -> dashboard.Dashboard:
             host_curve(
                 4,
                 "batch_requests",
-                "Host latency against batch requests/s, per 10 s",
-                "SQL Server's batch requests/s on each selected host against the latency its disks measure "
+                "$host: latency against batch requests/s, per 10 s",
+                "One panel per selected host: SQL Server's batch requests/s against the latency its disks measure "
                 "(Perfmon, I/O-weighted over disks and directions): flat while the array keeps up, rising past "
                 "its knee, a column where the array saturates.",
             )
@@ -176,7 +186,7 @@ def build() -> dashboard.Dashboard:
             host_curve(
                 5,
                 "transactions",
-                "Host latency against transactions/s, per 10 s",
+                "$host: latency against transactions/s, per 10 s",
                 "The same against SQL Server's transactions/s, its databases summed.",
             )
         )

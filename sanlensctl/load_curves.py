@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from queries import load_curve
+from sanlensctl.chart_axes import log_ms_axis
 
 HOST_WINDOW = "toStartOfInterval(ts, toIntervalSecond(10))"
 NOTE = """<p>Each point is one sample of an array: the IOPS (left) and MB/s (right) of its volumes summed against
@@ -70,7 +71,7 @@ def array_curves(client, arrays: list[dict]) -> go.Figure:
                     col=col,
                 )
             fig.update_xaxes(title_text="IOPS" if load == "iops" else "MB/s", rangemode="tozero", row=i, col=col)
-            fig.update_yaxes(title_text="service time (ms)", type="log", range=log_range(mine), row=i, col=col)
+            fig.update_yaxes(log_ms_axis(title_text="service time (ms)", range=log_range(mine)), row=i, col=col)
     fig.update_layout(title="Load curves: service time against load, per array sample", height=360 * len(arrays))
     return fig
 
@@ -107,8 +108,7 @@ def host_curves(client, arrays: list[str], top: int) -> go.Figure:
     fig.update_layout(
         title="Hosts on those arrays: latency against batch requests/s, per 10 s",
         xaxis_title="batch requests/s",
-        yaxis_title="host latency (ms, Perfmon, I/O-weighted)",
-        yaxis_type="log",
+        yaxis=log_ms_axis(title_text="host latency (ms, Perfmon, I/O-weighted)"),
         height=450,
     )
     return fig

@@ -11,11 +11,11 @@ from plotly.colors import DEFAULT_PLOTLY_COLORS
 from plotly.subplots import make_subplots
 
 from queries import tiers
+from sanlensctl.chart_axes import log_ms_axis
 
 ARRAYS = 4  # the hybrid arrays the report draws
 POINTS = 1500  # at most about this many minutes a chart: coarser buckets over a longer span
 ONE_ARRAY = "array = {array:String} AND volume = ''"
-SERVICE_TICKS_MS = [0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100]  # SSD's tenths of a ms to SAS's tens, labelled
 NOTE = f"""<p>Per hybrid array (those whose Tier 0 reached its warning level first, then the fullest), over
 everything the store holds: how full its Tier 0 (SSD) is, the dashed line the warning level
 ({tiers.TIER0_WARNING_FILL:.0%}: past it auto-tiering's reserve for new writes runs out and new writes begin to land on
@@ -88,7 +88,7 @@ def array_chart(client, array: str) -> go.Figure:
             )
     fig.update_yaxes(tickformat=".0%", range=[0, 1.05], row=1, col=1)
     fig.update_yaxes(title_text="IOPS", rangemode="tozero", row=2, col=1)
-    fig.update_yaxes(type="log", title_text="ms", tickvals=SERVICE_TICKS_MS, range=[-1, 2], row=3, col=1)
+    fig.update_yaxes(log_ms_axis(title_text="ms", range=[-1, 2]), row=3, col=1)  # SSD's tenths of a ms to SAS's tens
     fig.update_yaxes(tickformat=".0%", range=[0, 1.05], row=4, col=1)
     warned = f": Tier 0 past its warning level from {spans[0][0]:%Y-%m-%d %H:%M}" if spans else ""
     fig.update_layout(title=f"Tiers of {array}{warned}", height=950, legend_orientation="h", legend_y=-0.05)

@@ -13,7 +13,7 @@ import numpy as np
 from ingest import buckets
 
 from . import latency
-from .scenario import Host, Scenario, Volume, Workload
+from .scenario import ROLES, Host, Scenario, Volume, Workload
 
 LOG_WRITE_SHARE = 0.3  # of a host's writes: transaction log; the rest (and all reads) hit data files
 VOLUME_MIB = 1024 * 1024  # 1 TiB volumes
@@ -31,6 +31,17 @@ TIERS = (0, 1)
 
 
 @dataclass
+class DiskFigures:
+    """One of a host's disks (its data or its log volume) in one interval: the I/O it carried and its own volume's
+    service times."""
+
+    read_iops: float = 0.0
+    write_iops: float = 0.0
+    array_read_us: float = 0.0
+    array_write_us: float = 0.0
+
+
+@dataclass
 class HostFigures:
     """What one host saw in one interval: the truth the pipeline has to find."""
 
@@ -40,19 +51,49 @@ class HostFigures:
     queueing_us: float = 0.0
     transport_us: float = 0.0  # what the transport adds beyond FC's: iSCSI's TCP/IP stacks (latency.TRANSPORT_US)
     fabric_us: float = 0.0
-    array_read_us: float = 0.0
-    array_write_us: float = 0.0
     outstanding: float = 0.0
     cpu_percent: float = 0.0  # % Processor Time
     transactions_per_s: float = 0.0  # SQL Server's Transactions/sec, its databases summed
+    disks: dict[str, DiskFigures] = field(default_factory=lambda: {role: DiskFigures() for role in ROLES})
+
+    @property
+    def beyond_array_us(self) -> float:
+        """What an I/O spends outside the array, on either disk: host queueing (the host stack in it), the
+        transport's stacks and the fabric."""
+        return self.queueing_us + self.transport_us + self.fabric_us
+
+    def disk_us(self, role: str, direction: str) -> float:
+        """The latency the host measures on one disk and direction (Perfmon's Avg. Disk sec/Read|Write): the way
+        there and back plus its own volume's service time; 0 where the disk did no I/O that way (a log disk's
+        reads), as Perfmon reports it."""
+        disk = self.disks[role]
+        if not getattr(disk, f"{direction}_iops"):
+            return 0.0
+        return self.beyond_array_us + getattr(disk, f"array_{direction}_us")
+
+    def _across_disks(self, direction: str) -> float:
+        """The array's service time of the host's I/Os of one direction, its disks weighted by their I/Os."""
+        pairs = [(getattr(d, f"{direction}_iops"), getattr(d, f"array_{direction}_us")) for d in self.disks.values()]
+        ios = sum(n for n, _ in pairs)
+        return sum(n * us for n, us in pairs) / ios if ios else 0.0
+
+    @property
+    def array_read_us(self) -> float:
+        return self._across_disks("read")
+
+    @property
+    def array_write_us(self) -> float:
+        return self._across_disks("write")
 
     @property
     def read_us(self) -> float:
-        return self.queueing_us + self.transport_us + self.fabric_us + self.array_read_us
+        """The host's read latency over both disks, I/O-weighted."""
+        return self.beyond_array_us + self.array_read_us
 
     @property
     def write_us(self) -> float:
-        return self.queueing_us + self.transport_us + self.fabric_us + self.array_write_us
+        """The host's write latency over both disks, I/O-weighted."""
+        return self.beyond_array_us + self.array_write_us
 
 
 @dataclass
@@ -209,17 +250,16 @@ class Fleet:
         util = array_iops / array.capacity_iops
         fw = self.firmware[array.name]
         fig = self.hosts[host.name]
-        service = {}
         for volume in array.volumes:
             if volume.host != host.name:
                 continue
             volume.tier0_share = self.tier0_share(volume, rel)
             share = latency.tier0_io_share(volume.tier0_share)
             tier0_shares = {"read": share, "write": self.tier0_write_share(volume, share)}
-            v = self.volumes[volume.name]
-            reads = read_iops * dt if volume.role == "data" else 0.0
-            writes = write_iops * dt * ((1 - LOG_WRITE_SHARE) if volume.role == "data" else LOG_WRITE_SHARE)
-            v.reads, v.writes = int(self.rng.poisson(reads)), int(self.rng.poisson(writes))
+            v, disk = self.volumes[volume.name], fig.disks[volume.role]
+            disk.read_iops = read_iops if volume.role == "data" else 0.0
+            disk.write_iops = write_iops * ((1 - LOG_WRITE_SHARE) if volume.role == "data" else LOG_WRITE_SHARE)
+            v.reads, v.writes = int(self.rng.poisson(disk.read_iops * dt)), int(self.rng.poisson(disk.write_iops * dt))
             v.read_kb, v.write_kb = v.reads * io_kb, v.writes * io_kb
             for direction, ios, hist in (("read", v.reads, v.rhist), ("write", v.writes, v.whist)):
                 mix = latency.service_time(array.media, fw, direction, tier0_shares[direction], util)
@@ -233,7 +273,7 @@ class Fleet:
                     counts  # hour of the sample
                 )
                 setattr(v, f"{direction}_ms", mix.mean_ms())
-                service[(volume.role, direction)] = mix.mean_ms()
+                setattr(disk, f"array_{direction}_us", mix.mean_ms() * 1000)
             if volume.name in self.tiering:
                 moves = int(self.rng.poisson(max(volume.tier0_share, 0) * 50 * dt / 60))
                 v.page_moves_up += moves
@@ -243,11 +283,6 @@ class Fleet:
         )
         fig.read_iops, fig.write_iops, fig.mbps = read_iops, write_iops, mbps
         fig.cpu_percent = min(100.0, host.cpu_base_percent + iops / CPU_IOPS_PER_PERCENT)
-        fig.array_read_us = service.get(("data", "read"), 0.0) * 1000
-        fig.array_write_us = (
-            service.get(("data", "write"), 0.0) * (1 - LOG_WRITE_SHARE)
-            + service.get(("log", "write"), 0.0) * LOG_WRITE_SHARE
-        ) * 1000
         fig.fabric_us = latency.fabric_us(host.hops, host.distance_km, slow)
         fig.transport_us = latency.TRANSPORT_US[host.transport]
         # an I/O holds its slot in the host's queue while it crosses the transport's stacks too
@@ -292,20 +327,22 @@ class Fleet:
         for e in self.s.events:
             if e["type"] == "auto_tiering" and e["volume"] in (f"{host.name}_data", f"{host.name}_log"):
                 throughput = 1 + TIERING_BATCH_GAIN * self.tiering_progress(e["volume"], rel)
+        data, log = fig.disks["data"], fig.disks["log"]
         for db in host.databases:
-            reads = int(self.rng.poisson(fig.read_iops * dt / n))
-            data_writes = int(self.rng.poisson(fig.write_iops * dt * (1 - LOG_WRITE_SHARE) / n))
-            log_writes = int(self.rng.poisson(fig.write_iops * dt * LOG_WRITE_SHARE / n))
-            for file, r, w in ((f"{db}", reads, data_writes), (f"{db}_log", 0, log_writes)):
+            reads = int(self.rng.poisson(data.read_iops * dt / n))
+            data_writes = int(self.rng.poisson(data.write_iops * dt / n))
+            log_writes = int(self.rng.poisson(log.write_iops * dt / n))
+            for file, role, r, w in ((f"{db}", "data", reads, data_writes), (f"{db}_log", "log", 0, log_writes)):
                 c[(file, "reads")] += r
                 c[(file, "writes")] += w
                 c[(file, "read_bytes")] += r * 8192
                 c[(file, "write_bytes")] += w * 8192
-                c[(file, "read_latency_ms")] += round(r * fig.read_us / 1000)
-                c[(file, "write_latency_ms")] += round(w * fig.write_us / 1000)
+                # a file's stalls are its disk's latency: the data file's the D: disk's, the log's the L: disk's
+                c[(file, "read_latency_ms")] += round(r * fig.disk_us(role, "read") / 1000)
+                c[(file, "write_latency_ms")] += round(w * fig.disk_us(role, "write") / 1000)
             transactions = int(self.rng.poisson((fig.read_iops + fig.write_iops) * dt / 20 / n * throughput))
             c[(db, "Transactions/sec")] += transactions
             fig.transactions_per_s += transactions / dt
         c[("", "Batch Requests/sec")] += int(self.rng.poisson((fig.read_iops + fig.write_iops) * dt / 8 * throughput))
-        c[("", "PAGEIOLATCH_SH")] += round(fig.read_iops * dt * fig.read_us / 1000 * 0.05)
-        c[("", "WRITELOG")] += round(fig.write_iops * LOG_WRITE_SHARE * dt * fig.write_us / 1000)
+        c[("", "PAGEIOLATCH_SH")] += round(data.read_iops * dt * fig.disk_us("data", "read") / 1000 * 0.05)
+        c[("", "WRITELOG")] += round(log.write_iops * dt * fig.disk_us("log", "write") / 1000)

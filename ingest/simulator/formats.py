@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from ingest.telegraf import pollers
 
-from .fleet import LOG_WRITE_SHARE, TIERS, VOLUME_MIB, Fleet
+from .fleet import TIERS, VOLUME_MIB, Fleet
 from .scenario import Host
 
 DISKS = {"data": "D:", "log": "L:"}
@@ -35,22 +35,21 @@ def host_metrics(fleet: Fleet, host: Host) -> list[tuple[str, dict, dict]]:
     fig = fleet.hosts[host.name]
     base = {"host": host.name, "source": host.name, "site": host.site}
     out = []
+    io_bytes = fig.mbps * 1024 * 1024 / max(fig.read_iops + fig.write_iops, 1)
     for role, disk in DISKS.items():
-        reads = fig.read_iops if role == "data" else 0.0
-        writes = fig.write_iops * ((1 - LOG_WRITE_SHARE) if role == "data" else LOG_WRITE_SHARE)
-        io_bytes = fig.mbps * 1024 * 1024 / max(fig.read_iops + fig.write_iops, 1)
-        share = (reads + writes) / max(fig.read_iops + fig.write_iops, 1)
+        d = fig.disks[role]
+        share = (d.read_iops + d.write_iops) / max(fig.read_iops + fig.write_iops, 1)
         out.append(
             (
                 "win_disk",
                 {**base, "objectname": "LogicalDisk", "instance": disk},
                 {
-                    "Avg._Disk_sec/Read": fig.read_us / 1e6 if reads else 0.0,
-                    "Avg._Disk_sec/Write": fig.write_us / 1e6 if writes else 0.0,
-                    "Disk_Reads_persec": reads,
-                    "Disk_Writes_persec": writes,
-                    "Disk_Read_Bytes_persec": reads * io_bytes,
-                    "Disk_Write_Bytes_persec": writes * io_bytes,
+                    "Avg._Disk_sec/Read": fig.disk_us(role, "read") / 1e6,
+                    "Avg._Disk_sec/Write": fig.disk_us(role, "write") / 1e6,
+                    "Disk_Reads_persec": d.read_iops,
+                    "Disk_Writes_persec": d.write_iops,
+                    "Disk_Read_Bytes_persec": d.read_iops * io_bytes,
+                    "Disk_Write_Bytes_persec": d.write_iops * io_bytes,
                     "Current_Disk_Queue_Length": round(fig.outstanding * share, 3),
                 },
             )

@@ -31,12 +31,15 @@ MULTIPATH_POLICIES = (
 )
 
 
+ROLES = ("data", "log")  # each host has a volume of each role, its own disk
+
+
 @dataclass
 class Volume:
     name: str
     array: str
     host: str
-    role: str  # data | log
+    role: str  # one of ROLES
     tier0_share: float = 0.0  # of capacity (hybrid arrays)
 
 
@@ -154,7 +157,7 @@ def load(path: str | Path) -> Scenario:
                     float(a.get("capacity_iops", 300000)),
                     float(a.get("tier0_share", 0.0)),
                     float(a.get("tier0_noise", 0.0)),
-                    float(a.get("tier0_capacity_gib", 4096.0)),
+                    _tier0_capacity_gib(a),
                     transport=_one_of("array", a["name"], "transport", a.get("transport", "fc"), TRANSPORTS),
                 )
             for template in site.get("hosts", []):
@@ -177,6 +180,19 @@ def load(path: str | Path) -> Scenario:
     for event in scenario.events:
         _check_event(scenario, event)
     return scenario
+
+
+def _tier0_capacity_gib(array: dict) -> float:
+    """A hybrid array's Tier 0 (SSD) capacity: a number of GiB above 0, set on hybrid arrays only (an all-flash array
+    has no tiers)."""
+    if "tier0_capacity_gib" not in array:
+        return 4096.0
+    value = array["tier0_capacity_gib"]
+    if array["media"] != "hybrid":
+        raise ValueError(f"array {array['name']}: tier0_capacity_gib is for hybrid arrays, not {array['media']}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < float("inf"):
+        raise ValueError(f"array {array['name']}: tier0_capacity_gib must be a number of GiB above 0, not {value!r}")
+    return float(value)
 
 
 def _one_of(kind: str, name: str, key: str, value, allowed: tuple[str, ...]) -> str:
@@ -213,7 +229,7 @@ def _add_host(hosts, arrays, switches, customer, site, t: dict, target, j: int) 
     if host.workloads[0].kind not in WORKLOADS:
         raise ValueError(f"host {name}: unknown workload {host.workloads[0].kind} (one of {', '.join(WORKLOADS)})")
     hosts[name] = host
-    for role in ("data", "log"):
+    for role in ROLES:
         array.volumes.append(Volume(f"{name}_{role}", array.name, name, role, array.tier0_share))
 
 

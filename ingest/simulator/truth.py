@@ -4,9 +4,11 @@ the pipeline's findings against. Written as JSON Lines under the run's truth fol
     scenario.json     name, start/end (epoch s), interval, fleet size
     events.jsonl      one line per planted event: type, component, contributor, start, end, magnitude, affected
                       (a workload_added's magnitude: where its array's load curve bends and where it saturates)
-    hosts.jsonl       per interval and host: IOPS, host latency and its contributors (us), % Processor Time,
-                      SQL Server's transactions/s (its databases summed), the HBA's queue depth, and its path's
-                      transport and multipath policy with what the transport adds (transport_us: iSCSI's stacks)
+    hosts.jsonl       per interval and host: IOPS, host latency and its contributors (us; the array's part and the
+                      latency I/O-weighted over its disks), % Processor Time, SQL Server's transactions/s (its
+                      databases summed), the HBA's queue depth, and its path's transport and multipath policy with what
+                      the transport adds (transport_us: iSCSI's stacks); per disk (disks, by drive letter) its I/O
+                      rates, the latency its Perfmon reports and its own volume's service time per direction
     volume_histograms.jsonl  (scenarios with `volume_truth: true`) per interval and volume: I/Os per bucket and
                       direction, and what its host measures beyond the volume's service time (us)
     volumes.jsonl     per interval and volume auto-tiering acts on: its Tier 0 share, array service time and the
@@ -27,7 +29,8 @@ from collections import Counter
 from pathlib import Path
 
 from . import latency
-from .fleet import TIER0_RESERVE, TIERING_BATCH_GAIN, TIERS, Fleet
+from .fleet import TIER0_RESERVE, TIERING_BATCH_GAIN, TIERS, Fleet, HostFigures
+from .formats import DISKS
 
 CONTRIBUTOR = {
     "firmware_upgrade": "array",
@@ -78,6 +81,7 @@ class Truth:
                         "transport": self.fleet.s.hosts[name].transport,
                         "multipath_policy": self.fleet.s.hosts[name].multipath_policy,
                         "transport_us": f.transport_us,
+                        "disks": {DISKS[role]: self._disk(f, role) for role in f.disks},
                     }
                 )
                 + "\n"
@@ -89,9 +93,7 @@ class Truth:
             if not ios:
                 continue
             array_us = (v.reads * v.read_ms + v.writes * v.write_ms) * 1000 / ios
-            # what the host measures on the volume's disk: its Perfmon write latency averages the data and log
-            # volumes' writes (the simulator keeps one write latency per host)
-            host_us = (v.reads * f.read_us + v.writes * f.write_us) / ios
+            host_us = (v.reads * f.disk_us(volume.role, "read") + v.writes * f.disk_us(volume.role, "write")) / ios
             self.tiered_latency.setdefault(name, []).append((t, host_us))
             figures = {"t": t, "array": volume.array, "volume": name, "host": volume.host}
             figures |= {"tier0_share": volume.tier0_share, "array_us": array_us, "host_us": host_us, "ios": ios}
@@ -100,6 +102,17 @@ class Truth:
         if self.histograms_out:
             self._volume_histograms(t)
         self._tiers(t)
+
+    @staticmethod
+    def _disk(f: HostFigures, role: str) -> dict:
+        """One disk of a host as its Perfmon reports it: I/O rates, latencies (0 for a direction without I/O), and
+        its own volume's service times."""
+        d = f.disks[role]
+        figures = {"read_iops": round(d.read_iops, 3), "write_iops": round(d.write_iops, 3)}
+        for direction in ("read", "write"):
+            figures[f"{direction}_us"] = round(f.disk_us(role, direction), 3)
+            figures[f"array_{direction}_us"] = round(getattr(d, f"array_{direction}_us"), 3)
+        return figures
 
     def _tiers(self, t: float) -> None:
         dt = self.fleet.s.interval_s
@@ -132,10 +145,8 @@ class Truth:
                 counts = v.interval_counts.get(direction)
                 if counts is None or not counts.sum():
                     continue
-                # what the host measures on the path beyond the volume's service time
-                beyond = getattr(f, f"{direction}_us") - getattr(v, f"{direction}_ms") * 1000
                 line[direction] = {
-                    "beyond_array_us": beyond,
+                    "beyond_array_us": f.beyond_array_us,
                     "ios": {int(b): int(c) for b, c in enumerate(counts) if c},
                 }
             self.histograms_out.write(json.dumps(line) + "\n")

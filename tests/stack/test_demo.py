@@ -43,7 +43,7 @@ def two_runs(stack):
 
 def test_demo_plays_the_default_scenario_end_to_end_and_reports_progress(two_runs):
     text = two_runs[0]
-    assert "playing scenario demo (4 arrays, 5 SQL Server hosts, 2 switches) for 25 s at 40x" in text
+    assert "playing scenario demo (4 arrays, 6 SQL Server hosts, 2 switches) for 25 s at 40x" in text
     progress = PROGRESS.findall(text)
     assert len(progress) >= 3 and max(int(p[0].replace(",", "")) for p in progress) > 0
     counted, sent = records_in(text)

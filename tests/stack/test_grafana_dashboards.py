@@ -156,6 +156,31 @@ def test_panel_queries_use_only_defined_variables(name, panel):
         assert not missing, f"{where(name, panel, target)}: uses undefined {sorted(missing)}"
 
 
+@pytest.mark.parametrize("name, panel", PANEL_PARAMS)
+def test_a_panel_with_a_repeat_direction_repeats_on_a_variable_of_its_dashboard(name, panel):
+    """A direction alone repeats nothing: the panel draws every value of the selection in one (issue 42, "Load and
+    latency": every array in one cloud of one colour)."""
+    if "repeatDirection" not in panel:
+        return
+    variables = [v["name"] for v in DASHBOARDS[name]["templating"]["list"]]
+    assert panel.get("repeat") in variables, (
+        f"{where(name, panel)}: repeatDirection {panel['repeatDirection']!r} but repeat {panel.get('repeat')!r}, "
+        f"not one of its variables {variables}"
+    )
+
+
+@pytest.mark.parametrize("name, panel", PANEL_PARAMS)
+def test_a_repeated_panel_reads_its_variable_s_value_not_through_conditional_all(name, panel):
+    """The ClickHouse plugin decides $__conditionalAll on the dashboard's selection, not on a repeated copy's one
+    value: with All selected every copy would draw every value."""
+    if not panel.get("repeat"):
+        return
+    for target in panel["targets"]:
+        sql = target["rawSql"]
+        assert f"${{{panel['repeat']}:singlequote}}" in sql, f"{where(name, panel, target)}: not by ${panel['repeat']}"
+        assert not re.search(rf"\$__conditionalAll\([^$]*\${{?{panel['repeat']}\b", sql), where(name, panel, target)
+
+
 # -- over every query variable ---------------------------------------------------------------------
 @pytest.mark.parametrize("name, variable", VARIABLE_PARAMS)
 def test_variable_reads_the_data_source_variable(name, variable):

@@ -209,9 +209,10 @@ def test_install_base_cohorts_weigh_each_array_as_the_simulator_counted_it(rollo
 def test_cohorts_keep_models_apart_and_show_the_array_that_carries_one(demo_played, ch):
     """The report's and the dashboard's cohort query (queries/cohorts.py) on the demo's fleet: one
     cohort per array model and firmware (the hybrid HY7200 apart from the all-flash arrays), each with its arrays;
-    on 3.2.1 acme-af2, near its capacity, carries most of the AF8000 writes at a few percent within 0.125 ms, so
-    the cohort's I/O-weighted share is far below its array-weighted one. All as the simulator counted them; the
-    interval across globex-af1's restart is dropped (a counter reset), so its figures are close, not exact."""
+    on 3.2.1 acme-af2, loaded towards its knee after its upgrade, carries most of the AF8000 writes at well under
+    acme-af1's share within 0.125 ms, so the cohort's I/O-weighted share is below its array-weighted one. All as
+    the simulator counted them; the interval across globex-af1's restart is dropped (a counter reset), so its figures
+    are close, not exact."""
     arrays = list(demo_played.scenario.arrays)
     restarted = {e["array"] for e in demo_played.scenario.events if e["type"] == "array_restart"}
     truth = [json.loads(line) for line in (demo_played.run.truth.folder / "histograms.jsonl").read_text().splitlines()]
@@ -239,6 +240,6 @@ def test_cohorts_keep_models_apart_and_show_the_array_that_carries_one(demo_play
         else:
             assert_cohort(got[key], cohort, ios_rel=0.02, share_abs=0.002)
     writes = got[("AF8000", "3.2.1", "write")]
-    assert writes["busiest_array"].endswith("-af2") and writes["busiest_array_ios_share"] > 0.6
-    assert writes["share_within_0_125_ms_array_min"] < 0.06 and writes["share_within_0_125_ms_array_max"] > 0.4
-    assert writes["share_within_0_125_ms"] < writes["share_within_0_125_ms_array_mean"] - 0.05
+    assert writes["busiest_array"].endswith("-af2") and writes["busiest_array_ios_share"] > 0.55
+    assert writes["share_within_0_125_ms_array_min"] < 0.25 and writes["share_within_0_125_ms_array_max"] > 0.4
+    assert writes["share_within_0_125_ms"] < writes["share_within_0_125_ms_array_mean"] - 0.02

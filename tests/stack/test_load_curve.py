@@ -157,48 +157,52 @@ def test_a_host_s_batch_requests_follow_its_served_load_and_its_latency_grows(sa
 BOARD = json.loads((ROOT / "grafana" / "dashboards" / "load-and-latency.json").read_text())
 # What each of the dashboard's queries returns, in order: panels by title, variables by $name.
 BOARD_COLUMNS = {
-    "Service time against IOPS, per interval (the knee in red)": ("iops", "service_ms", "knee_service_ms"),
-    "Service time against MB/s, per interval (the knee in red)": ("mbps", "service_ms", "knee_service_ms"),
+    "$array: service time against IOPS, per interval (the knee in red)": ("iops", "service_ms", "knee_service_ms"),
+    "$array: service time against MB/s, per interval (the knee in red)": ("mbps", "service_ms", "knee_service_ms"),
     "Arrays' knees and the load they top out at": load_curve.KNEE_COLUMNS,
-    "Host latency against batch requests/s, per 10 s": ("batch_requests", "latency_ms"),
-    "Host latency against transactions/s, per 10 s": ("transactions", "latency_ms"),
+    "$host: latency against batch requests/s, per 10 s": ("batch_requests", "latency_ms"),
+    "$host: latency against transactions/s, per 10 s": ("transactions", "latency_ms"),
     "$site": ("site",),
     "$array": ("array",),
     "$host": ("host",),
 }
 
 
-def board_queries() -> list[tuple[str, str]]:
+def board_queries() -> list[tuple[str, str, str | None]]:
+    """(what, SQL, the variable the panel repeats on or None)."""
     panels = [p for p in BOARD["panels"] if p["type"] != "row"]
     variables = [v for v in BOARD["templating"]["list"] if v["type"] == "query"]
     return [
-        *((p["title"], p["targets"][0]["rawSql"]) for p in panels),
-        *((f"${v['name']}", v["query"]) for v in variables),
+        *((p["title"], p["targets"][0]["rawSql"], p.get("repeat")) for p in panels),
+        *((f"${v['name']}", v["query"], None) for v in variables),
     ]
 
 
 def test_every_query_of_the_dashboard_has_its_columns_checked():
-    assert [what for what, _ in board_queries()] == list(BOARD_COLUMNS), "update BOARD_COLUMNS"
+    assert [what for what, *_ in board_queries()] == list(BOARD_COLUMNS), "update BOARD_COLUMNS"
 
 
 def test_every_query_of_the_dashboard_returns_what_it_shows(saturation, ch):
     """Over the run's span, for All, the saturated array's site, and that array and its host alone: the columns
-    the panel reads; the scatter's knee is the knee query's; the variables list the run's names, sorted."""
+    the panel reads; the scatter's knee is the knee query's; the variables list the run's names, sorted. A panel
+    repeated on a variable reads, in each copy, one value of it: the run's array or host."""
     run, s, run_id = saturation["run"], saturation["scenario"], saturation["id"]
     start = datetime.fromtimestamp(run.start_s, UTC)
     end = datetime.fromtimestamp(run.start_s + s.duration_s, UTC)
     names = {"site": saturation["site"], "array": f"{run_id}-af1", "host": f"{run_id}-sql1"}
-    for what, sql in board_queries():
+    for what, sql, repeat in board_queries():
         for selection in ({}, {"site": [names["site"]]}, {name: [value] for name, value in names.items()}):
             variables = {"site": ALL, "array": ALL, "host": ALL} | selection
+            if repeat:
+                variables[repeat] = [names[repeat]]  # the copy of the panel for the run's array or host
             result = ch.query(expand(sql, start, end, 60, variables))
             rows = [dict(zip(result.column_names, row)) for row in result.result_rows]
             assert tuple(result.column_names) == BOARD_COLUMNS[what], what
             assert rows, (what, selection)
-            if what.startswith("$"):
+            if what.removeprefix("$") in names:  # a variable's query
                 values = [r[what[1:]] for r in rows]
                 assert names[what[1:]] in values and values == sorted(values), what
-            elif what.startswith("Service time against IOPS") and selection.get("array"):
+            elif what.startswith("$array: service time against IOPS"):
                 (knee,) = [r for r in rows if r["knee_service_ms"] is not None]
                 assert abs(knee["iops"] - saturation["truth"]["knee_iops"]) <= WORKLOAD_IOPS
 

@@ -101,6 +101,13 @@ def test_report_renders_in_headless_chromium(rollout, breakdown_played, demo_pla
     assert "<h2>Incidents</h2>" in dom.stdout and "fabric</td>" in dom.stdout
     assert f"Tier 0 share of {episode['array']} / {episode['volume']}, its tier migrations shaded" in dom.stdout
     assert "<h2>Tiers</h2>" in dom.stdout and all(f"Tiers of {a}" in dom.stdout for a, *_ in fullest)
+    # the demo's auto-tiering fills its hybrid array's Tier 0 (230 GiB) past the warning level
+    assert (
+        ch.command("SELECT countIf(warning) FROM sanlens_marts.tier0_fullness WHERE array = {a:String}", demo_hybrid)
+        > 0
+    )
+    if episode["array"] in {a for a, *_ in fullest}:
+        assert f"Tiers of {episode['array']}: Tier 0 past its warning level" in dom.stdout
     assert "<h2>Latency SLOs</h2>" in dom.stdout and NO_SLO_WINDOWS not in dom.stdout
     assert "<th>peak burn 1h</th>" in dom.stdout or "No SLO alert has fired" in dom.stdout  # the alert history
     assert "<th>volumes</th>" in dom.stdout and "Severity, after Brocade MAPS FPI" in dom.stdout  # the incidents

@@ -11,7 +11,8 @@ import pytest
 from ingest.simulator import formats, latency
 from ingest.simulator import scenario as scenario_file
 from ingest.simulator.fleet import Fleet
-from tests.support import ROOT, printed_tables, sanlens
+from tests import scenarios
+from tests.support import printed_tables, sanlens
 from tests.transport_scenario import SCENARIO
 
 PARTS = ("host_queueing_us", "fabric_us", "array_us", "unexplained_us")
@@ -27,8 +28,8 @@ def scenario_of(tmp_path, text: str) -> scenario_file.Scenario:
     return scenario_file.load(tmp_path / "s.yaml")
 
 
-def test_a_scenario_that_names_neither_attaches_by_fc_load_balanced_round_robin():
-    s = scenario_file.load(ROOT / "ingest" / "scenarios" / "demo.yaml")
+def test_a_scenario_that_names_neither_attaches_by_fc_load_balanced_round_robin(tmp_path):
+    s = scenario_of(tmp_path, scenarios.text("breakdown", id="x"))
     assert {a.transport for a in s.arrays.values()} == {"fc"}
     assert {(h.transport, h.multipath_policy) for h in s.hosts.values()} == {("fc", "round_robin")}
 

@@ -64,6 +64,64 @@ def test_scenario_errors_name_the_problem(tmp_path):
         scenario.load(bad)
 
 
+@pytest.mark.parametrize("value", [0, -10, "lots", True, ".inf"])
+def test_a_tier0_capacity_that_is_not_a_positive_number_is_refused(tmp_path, value):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(DEMO.read_text().replace("tier0_capacity_gib: 230", f"tier0_capacity_gib: {value}"))
+    with pytest.raises(ValueError, match="array acme-hy1: tier0_capacity_gib must be a number of GiB above 0, not"):
+        scenario.load(bad)
+
+
+def test_a_tier0_capacity_on_an_all_flash_array_is_refused(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(DEMO.read_text().replace("capacity_iops: 60000}", "capacity_iops: 60000, tier0_capacity_gib: 100}"))
+    with pytest.raises(ValueError, match="array acme-af2: tier0_capacity_gib is for hybrid arrays, not ssd"):
+        scenario.load(bad)
+
+
+def test_the_demo_fills_its_hybrid_array_s_tier0_past_the_warning_level(tmp_path):
+    """acme-hy1's 230 GiB of Tier 0 passes 90 % as auto-tiering moves acme-sql3's data towards 22 % of it, within the
+    1000 s the tests play of the demo, and stays there (the "Tiers" dashboard's warning and its alert rule)."""
+    s = scenario.load(DEMO)
+    assert s.arrays["acme-hy1"].tier0_capacity_gib == 230
+    fleet, truth = play(s, int(s.duration_s // s.interval_s), tmp_path)
+    truth.close(fleet.start_s)
+    (warning,) = [json.loads(line) for line in (tmp_path / "tier0_warnings.jsonl").read_text().splitlines()]
+    assert warning["array"] == "acme-hy1" and warning["below_again"] is None
+    assert 600 <= warning["passed"] - fleet.start_s <= 800
+    assert fleet.tier0_fill("acme-hy1") < 1  # full, not over-full
+
+
+def test_the_demo_has_one_iscsi_host_path():
+    s = scenario.load(DEMO)
+    attached = {name: (h.transport, h.multipath_policy) for name, h in s.hosts.items()}
+    assert attached.pop("globex-sql2") == ("iscsi", "least_queue_depth")
+    assert set(attached.values()) == {("fc", "round_robin")}
+
+
+@pytest.mark.parametrize("duration_s", [1000, 1200])  # the tests' demo (25 s at 40x) and ./sanlens demo's
+def test_no_upgrade_s_comparison_of_the_demo_spans_a_workload_change_on_its_array(duration_s):
+    """An upgrade's effect compares the minutes nearest the change, as many after as the run has before (dbt's
+    upgrade_effect_by_array, the minute of the change left out): none of them may hold a change of an array's load
+    (a workload added, an HBA saturation's job), or the load's effect passes for the firmware's."""
+    s = scenario.load(DEMO)
+    fleet = Fleet(s, 0.0)
+    changes = {}  # array -> the times its hosts' offered load changes
+    for at in range(0, duration_s, int(s.interval_s)):
+        for host in s.hosts.values():
+            load = sum(w.iops for w in fleet._offered(host, at))
+            before = sum(w.iops for w in fleet._offered(host, at - s.interval_s)) if at else load
+            if load != before:
+                changes.setdefault(host.array, []).append(at)
+    (rollout,) = [e for e in s.events if e["type"] == "firmware_upgrade"]
+    for w, array in enumerate(rollout["arrays"]):
+        at = rollout["at"] + w * rollout["every"]
+        minutes = min(at // 60, (duration_s - at) // 60)
+        first, last = (at // 60 - minutes) * 60, (at // 60 + minutes + 1) * 60
+        assert minutes >= 3 and not [t for t in changes.get(array, []) if first <= t < last], (array, changes)
+    assert changes["acme-af2"] and changes["acme-af1"]  # there are changes to avoid
+
+
 def test_templates_expand_to_a_fleet_of_200_arrays():
     s = scenario.load(ROOT / "ingest" / "scenarios" / "firmware-rollout.yaml")
     assert len(s.arrays) == 200 and len(s.hosts) == 200
@@ -81,8 +139,8 @@ def play(s, intervals: int, tmp_path: Path) -> tuple[Fleet, Truth]:
 
 def test_events_change_the_fleet_when_planted(tmp_path):
     s = scenario.load(DEMO)
-    fleet, truth = play(s, 35, tmp_path)  # 350 s: first wave at 300 s, second at 500 s
-    assert fleet.firmware["acme-af1"] == "3.2.1" and fleet.firmware["acme-af2"] == "3.1.3"
+    fleet, truth = play(s, 35, tmp_path)  # 350 s: first wave (acme-af2) at 240 s, second (acme-af1) at 360 s
+    assert fleet.firmware["acme-af2"] == "3.2.1" and fleet.firmware["acme-af1"] == "3.1.3"
     fleet.step()
     before_restart = fleet.sql["acme-sql1"][("tpce", "reads")]
     for _ in range(26):  # through the instance restart at 600 s
@@ -99,6 +157,31 @@ def test_slow_drain_adds_fabric_latency_only_on_paths_through_the_port(tmp_path)
     fleet, _ = play(s, 55, tmp_path)  # 550 s: slow drain since 500 s
     assert fleet.hosts["acme-sql1"].fabric_us > 1000 and fleet.hosts["acme-sql2"].fabric_us > 1000
     assert fleet.hosts["acme-sql4"].fabric_us < 100
+
+
+def test_each_disk_of_a_host_measures_its_own_volume_as_the_truth_has_it(tmp_path):
+    """acme-sql3's data volume is being auto-tiered onto Tier 0 while its log volume stays on Tier 1 (SAS): its D:
+    and L: disks report different write latencies, each its own volume's service time plus what an I/O spends
+    outside the array (host queueing, transport, fabric: docs/domain.md's latency model), and so does the truth."""
+    s = scenario.load(DEMO)
+    fleet, truth = play(s, 60, tmp_path)  # 600 s: auto-tiering since 200 s
+    truth.close(fleet.start_s)
+    host = fleet.hosts["acme-sql3"]
+    perfmon = {
+        tags["instance"]: fields
+        for measurement, tags, fields in formats.host_metrics(fleet, s.hosts["acme-sql3"])
+        if measurement == "win_disk"
+    }
+    lines = [json.loads(line) for line in (tmp_path / "hosts.jsonl").read_text().splitlines()]
+    (true,) = [f for f in lines if f["host"] == "acme-sql3" and f["t"] == fleet.t]
+    for role, disk in formats.DISKS.items():
+        expected_us = host.beyond_array_us + fleet.volumes[f"acme-sql3_{role}"].write_ms * 1000
+        assert perfmon[disk]["Avg._Disk_sec/Write"] * 1e6 == pytest.approx(expected_us, rel=1e-9), disk
+        assert true["disks"][disk]["write_us"] == pytest.approx(expected_us, abs=0.001), disk
+    assert perfmon["L:"]["Avg._Disk_sec/Write"] > 2 * perfmon["D:"]["Avg._Disk_sec/Write"]
+    data = fleet.volumes["acme-sql3_data"]
+    assert perfmon["D:"]["Avg._Disk_sec/Read"] * 1e6 == pytest.approx(host.beyond_array_us + data.read_ms * 1000)
+    assert perfmon["L:"]["Avg._Disk_sec/Read"] == 0.0 == true["disks"]["L:"]["read_us"]  # a log disk reads nothing
 
 
 def test_histogram_counts_add_up_to_the_ios_of_each_interval(tmp_path):
