@@ -41,7 +41,8 @@ RANGE = {"now-24h": timedelta(hours=24), "now-6h": timedelta(hours=6), "now-1h":
 def dashboard_queries(end: datetime | None = None, span: timedelta | None = None) -> list[tuple[str, str]]:
     """(name, SQL) of every query a refresh of every dashboard sends: panels' targets, query variables and
     annotations, macros expanded over the dashboard's default range (or `span`) ending at `end`, with
-    $__interval as Grafana picks it for a panel about 1,000 px wide and every variable on All."""
+    $__interval as Grafana picks it for a panel about 1,000 px wide and every variable on All. A panel repeated on
+    a variable is one copy per value: here the copy of the variable's first value."""
     end = end or datetime.now(UTC)
     queries = []
     for path in sorted(DASHBOARDS.glob("*.json")):
@@ -51,18 +52,32 @@ def dashboard_queries(end: datetime | None = None, span: timedelta | None = None
         variables = {
             v["name"]: v["query"].split(",")[0] if v["type"] == "custom" else ALL for v in board["templating"]["list"]
         }
+        query_variables = {v["name"]: v["query"] for v in board["templating"]["list"] if v["type"] == "query"}
+        panels = [q for p in board["panels"] for q in [p, *p.get("panels", [])] if q["type"] != "row"]
+        first = {
+            name: first_value(expand(query_variables[name], start, end, interval, variables))
+            for name in {q["repeat"] for q in panels if q.get("repeat")}
+        }
         sql = [
-            (f"panel {q['title']}", t["rawSql"])
-            for p in board["panels"]
-            for q in [p, *p.get("panels", [])]
-            if q["type"] != "row"
+            (
+                f"panel {q['title']}",
+                t["rawSql"],
+                {**variables, **({q["repeat"]: first[q["repeat"]]} if q.get("repeat") else {})},
+            )
+            for q in panels
             for t in q["targets"]
         ]
-        sql += [(f"variable ${v['name']}", v["query"]) for v in board["templating"]["list"] if v["type"] == "query"]
+        sql += [(f"variable ${name}", query, variables) for name, query in query_variables.items()]
         annotations = [a for a in board.get("annotations", {}).get("list", []) if "target" in a]
-        sql += [(f"annotation {a['name']}", a["target"]["rawSql"]) for a in annotations]
-        queries += [(f"{path.stem}: {name}", expand(raw, start, end, interval, variables)) for name, raw in sql]
+        sql += [(f"annotation {a['name']}", a["target"]["rawSql"], variables) for a in annotations]
+        queries += [(f"{path.stem}: {name}", expand(raw, start, end, interval, values)) for name, raw, values in sql]
     return queries
+
+
+def first_value(variable_sql: str) -> list[str]:
+    """A query variable's first value, as the one copy of a panel repeated on it."""
+    rows = db.client().query(variable_sql).result_rows
+    return [str(rows[0][0])] if rows else [""]
 
 
 class Load:
