@@ -3,7 +3,8 @@
 -- change and of the ratio after/before. A period is a whole hour where the array's data holds at least 6 hours on
 -- each side of the change (the nearest, up to 24 each way), else a minute (up to 60 each way), so that a run
 -- shorter than that (the 20-minute demo) has an effect too; the hour or minute of the change itself is left out,
--- and each side takes the same number of periods with data, the nearest to the change. Every figure comes from
+-- and each side takes the same number of periods with data, the nearest to the change, none beyond the array's
+-- previous or next firmware change. Every figure comes from
 -- the merged histogram of a side's periods (the macros of macros/service_time.sql), but the peak: the largest
 -- mean of a minute among the side's periods.
 {{ config(query_settings={'max_block_size': 1024}) }}
@@ -25,6 +26,20 @@ with changes as (
     where from_firmware != '' and from_firmware != to_firmware
 ),
 
+-- each change's bounds: the array ran from_firmware since its previous change and to_firmware until its next, so
+-- neither side takes a period of another firmware (a demo played again republishes its arrays' first firmware,
+-- and the earlier run's minutes on the new one would count as "before")
+bounded as (
+    select
+        *,
+        lagInFrame(toNullable(changed_at)) over same_array as previous_change_at,
+        leadInFrame(toNullable(changed_at)) over same_array as next_change_at
+    from changes
+    window same_array as (
+        partition by array order by changed_at rows between unbounded preceding and unbounded following
+    )
+),
+
 array_hours as (
     select distinct array, period_start from {{ ref('stg_array_service_time_hist') }}
 ),
@@ -38,9 +53,12 @@ hours_each_side as (
             uniqExactIf(h.period_start, h.period_start < toStartOfHour(c.changed_at)),
             uniqExactIf(h.period_start, h.period_start > toStartOfHour(c.changed_at))
         ) as hours
-    from changes as c
+    from bounded as c
     inner join array_hours as h on c.array = h.array
-    where abs(dateDiff('hour', toStartOfHour(c.changed_at), h.period_start)) between 1 and 24
+    where
+        abs(dateDiff('hour', toStartOfHour(c.changed_at), h.period_start)) between 1 and 24
+        and (c.previous_change_at is null or h.period_start > toStartOfHour(c.previous_change_at))
+        and (c.next_change_at is null or h.period_start < toStartOfHour(c.next_change_at))
     group by c.array, c.changed_at
 ),
 
@@ -49,7 +67,7 @@ timed as (
     select
         c.*,
         if(s.hours >= 6, 'hour', 'minute') as period
-    from changes as c
+    from bounded as c
     left join hours_each_side as s on c.array = s.array and c.changed_at = s.changed_at
 ),
 
@@ -97,7 +115,13 @@ around as (
             sumMap([h.bucket], [h.ios]) as histogram
         from timed as t
         inner join {{ source }} as h on t.array = h.array
-        where t.period = '{{ period }}' and period_offset != 0 and abs(period_offset) <= {{ reach }}
+        where
+            t.period = '{{ period }}' and period_offset != 0 and abs(period_offset) <= {{ reach }}
+            and (
+                t.previous_change_at is null
+                or h.period_start > toStartOf{{ period | capitalize }}(t.previous_change_at)
+            )
+            and (t.next_change_at is null or h.period_start < toStartOf{{ period | capitalize }}(t.next_change_at))
         group by
             t.array, t.customer, t.site, t.array_model, t.from_firmware, t.to_firmware, t.changed_at, t.period,
             h.direction, h.period_start, period_offset
