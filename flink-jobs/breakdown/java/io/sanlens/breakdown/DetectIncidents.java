@@ -50,16 +50,12 @@ public final class DetectIncidents extends DetectorFunction<Detector, Incident> 
         Way way = ways.get(version);
         if (way == null) way = new Way();
         Track[] tracks = way.tracks();
-        String path = input.getFieldAs("path");
+        String path = input.getFieldAs("path"), site = input.getFieldAs("site");
+        long window = input.<Long>getFieldAs("window_ms"), ios = input.<Long>getFieldAs("ios");
         for (int s = 0; s < SLOTS.length; s++) {
-            Incident i = detector.add(
-                    tracks[s],
-                    new History(histories, version + "#" + s),
-                    input.<Long>getFieldAs("window_ms"),
-                    input.<Double>getFieldAs(SLOTS[s] + "_us"),
-                    input.<Long>getFieldAs("ios"),
-                    input.<Double>getFieldAs(SLOTS[s] + "_discards"),
-                    input.getFieldAs("site"));
+            Incident i = detector.add(tracks[s], new History(histories, version + "#" + s), window,
+                    input.<Double>getFieldAs(SLOTS[s] + "_us"), ios, input.<Double>getFieldAs(SLOTS[s] + "_discards"),
+                    site);
             emit(i, new Object[] {CONTRIBUTORS[s], components[s]}, CONTRIBUTORS[s], components[s], path);
         }
         ways.put(version, way);
