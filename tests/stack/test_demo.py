@@ -93,7 +93,8 @@ def test_the_default_demo_shows_the_upgrade_effect_with_its_interval(two_runs, c
     """The demo plays minutes, not hours: each upgraded array's effect compares the minutes before and after its
     change, with a 95% bootstrap interval over them (upgrade_effect_by_array.yml), and the demo prints it; the
     fleet's effect per upgrade path has its interval across the two arrays."""
-    # the last run's upgrades: earlier demos on the shared stack (other tests') upgraded the same arrays before
+    # the last run's upgrades: earlier demos on the shared stack (other tests') upgraded the same arrays before, and
+    # a later demo's arrays start again on 3.1.3: a path 3.2.1 to 3.1.3 of its own, as a rollback is
     rows = ch.query(
         "SELECT array, direction, period, matched_periods, delta, delta_ci_low, delta_ci_high "
         "FROM sanlens_marts.upgrade_effect_by_array WHERE array IN {a:Array(String)} "
@@ -107,7 +108,8 @@ def test_the_default_demo_shows_the_upgrade_effect_with_its_interval(two_runs, c
     assert writes["acme-af1"][0] > 0.2  # Express Writes on the array well below its capacity
     fleet = ch.query(
         "SELECT direction, arrays, ci_low, ci_high FROM sanlens_marts.upgrade_effect "
-        "WHERE array_model = 'AF8000' AND metric = 'share_within_0_125_ms'"
+        "WHERE array_model = 'AF8000' AND from_firmware = '3.1.3' AND to_firmware = '3.2.1' "
+        "AND metric = 'share_within_0_125_ms'"
     ).result_rows
     assert sorted(d for d, *_ in fleet) == ["read", "write"]
     assert all(n >= len(UPGRADED) and low < high for _, n, low, high in fleet), fleet  # other tests' AF8000s too
