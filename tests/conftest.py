@@ -1,4 +1,4 @@
-"""Shared fixtures: the tests' own stack, really running, an extra embedded server, a rollout."""
+"""Shared fixtures: the tests' own stack, really running, an extra embedded server, the demo, a rollout."""
 
 from __future__ import annotations
 
@@ -103,6 +103,19 @@ def alertmanager(tmp_path):
         yield am.start()
     finally:
         am.stop()
+
+
+@pytest.fixture(scope="session")
+def demo_twice(stack):
+    """`./sanlens demo`, the main job, played twice in a row on the tests' stack under the default scenario's own
+    names (acme, globex; the second run replaces the first's span): what each run printed."""
+
+    def demo() -> str:
+        out = sanlens("demo", "--duration", "25", "--speed", "40", timeout=900)
+        assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+        return out.stdout
+
+    return demo(), demo()
 
 
 @pytest.fixture(scope="session")

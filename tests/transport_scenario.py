@@ -12,31 +12,9 @@ import uuid
 
 import pytest
 
+from tests import scenarios
 from tests.breakdown_scenarios import ROWS_PER_INTERVAL, backfill
 from tests.support import sanlens, wait_until
-
-SCENARIO = """
-name: transport-{id}
-seed: 29
-interval_s: 10
-duration_s: 600
-customers:
-  - name: c-{id}
-    sites:
-      - name: s-{id}
-        switches: [{{name: {id}-sw, ports: 16}}]
-        arrays:
-          - {{name: {id}-fc, model: AF8000, media: ssd, firmware: 3.2.1, capacity_iops: 300000, transport: fc}}
-          - {{name: {id}-is, model: AF8000, media: ssd, firmware: 3.2.1, capacity_iops: 300000, transport: iscsi}}
-        hosts:
-          - {{name: {id}-sql1, array: {id}-fc, workload: tpce, iops: 6000, databases: [db1]}}
-          - {{name: {id}-sql2, array: {id}-fc, workload: oltp, iops: 4000, databases: [db2],
-              multipath_policy: least_queue_depth}}
-          - {{name: {id}-sql3, array: {id}-is, workload: tpce, iops: 6000, databases: [db3]}}
-          - {{name: {id}-sql4, array: {id}-is, workload: oltp, iops: 4000, databases: [db4],
-              multipath_policy: least_queue_depth}}
-events: []
-"""
 
 
 @pytest.fixture(scope="session")
@@ -45,7 +23,7 @@ def transport_played(stack, ch, tmp_path_factory):
     the truth's figures per (interval, host)."""
     run_id = f"t{uuid.uuid4().hex[:6]}"
     folder = tmp_path_factory.mktemp("transport")
-    s, run, _ = backfill(folder, SCENARIO.format(id=run_id))
+    s, run, _ = backfill(folder, scenarios.text("transport", id=run_id))
     site = f"s-{run_id}"
     windows = (run.intervals - 1) * len(s.hosts) * ROWS_PER_INTERVAL
     query = "SELECT count() FROM sanlens.path_latency FINAL WHERE site = {s:String}"

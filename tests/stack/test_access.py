@@ -275,10 +275,8 @@ def test_bad_input_gets_clickhouse_s_error_codes_and_never_stops_the_server(tmp_
 
 # -- the acceptance, on the tests' stack --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def demo_of_two_customers(stack):
+def demo_of_two_customers(demo_twice):
     """The default demo (acme and globex) played on the tests' stack, its marts built."""
-    out = sanlens("demo", "--duration", "25", "--speed", "40", timeout=900)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     admin = db.client()
     customers = dict(
         admin.query("SELECT customer, groupUniqArray(site) FROM sanlens.topology GROUP BY customer").result_rows

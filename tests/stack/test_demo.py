@@ -9,8 +9,6 @@ import re
 import signal
 import subprocess
 
-import pytest
-
 from ingest.simulator import scenario as scenario_file
 from sanlensctl import config, procs
 from sanlensctl.components import alertmanager, inbox
@@ -24,25 +22,13 @@ UPGRADED = sorted(
 )
 
 
-def demo(*args: str) -> str:
-    out = sanlens("demo", "--duration", "25", "--speed", "40", *args, timeout=600)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    return out.stdout
-
-
 def records_in(text: str) -> tuple[int, int]:
     counted, sent = re.search(r"^records in: ([\d,]+) of the ([\d,]+) the simulated fleet sent", text, re.M).groups()
     return int(counted.replace(",", "")), int(sent.replace(",", ""))
 
 
-@pytest.fixture(scope="module")
-def two_runs(stack):
-    """The default demo played twice in a row on the same stack."""
-    return demo(), demo()
-
-
-def test_demo_plays_the_default_scenario_end_to_end_and_reports_progress(two_runs):
-    text = two_runs[0]
+def test_demo_plays_the_default_scenario_end_to_end_and_reports_progress(demo_twice):
+    text = demo_twice[0]
     assert "playing scenario demo (4 arrays, 6 SQL Server hosts, 2 switches) for 25 s at 40x" in text
     progress = PROGRESS.findall(text)
     assert len(progress) >= 3 and max(int(p[0].replace(",", "")) for p in progress) > 0
@@ -56,8 +42,8 @@ def test_demo_plays_the_default_scenario_end_to_end_and_reports_progress(two_run
     assert all(f" {fault} " in planted for fault in ("slow_drain", "hba_saturation", "workload_added")), planted
 
 
-def test_a_second_run_counts_only_its_own_records(two_runs):
-    first, second = two_runs
+def test_a_second_run_counts_only_its_own_records(demo_twice):
+    first, second = demo_twice
     assert re.search(
         r"the store holds [\d,]+ samples of an earlier run of these sites .*: this run replaces them", second
     )
@@ -89,7 +75,7 @@ def test_a_second_run_counts_only_its_own_records(two_runs):
         assert {line.split()[0] for line in effect.group(1).splitlines()} <= {a.model for a in SCENARIO.arrays.values()}
 
 
-def test_the_default_demo_shows_the_upgrade_effect_with_its_interval(two_runs, ch):
+def test_the_default_demo_shows_the_upgrade_effect_with_its_interval(demo_twice, ch):
     """The demo plays minutes, not hours: each upgraded array's effect compares the minutes before and after its
     change, with a 95% bootstrap interval over them (upgrade_effect_by_array.yml), and the demo prints it; the
     fleet's effect per upgrade path has its interval across the two arrays."""
@@ -113,10 +99,10 @@ def test_the_default_demo_shows_the_upgrade_effect_with_its_interval(two_runs, c
     ).result_rows
     assert sorted(d for d, *_ in fleet) == ["read", "write"]
     assert all(n >= len(UPGRADED) and low < high for _, n, low, high in fleet), fleet  # other tests' AF8000s too
-    assert re.search(r"^AF8000 +3\.1\.3 +3\.2\.1 +write +2 +\d+(-\d+)? minutes ", two_runs[1], re.M)
+    assert re.search(r"^AF8000 +3\.1\.3 +3\.2\.1 +write +2 +\d+(-\d+)? minutes ", demo_twice[1], re.M)
 
 
-def test_the_demo_s_slow_drain_pages_the_inbox_naming_the_fabric_port(two_runs):
+def test_the_demo_s_slow_drain_pages_the_inbox_naming_the_fabric_port(demo_twice):
     """The page for the demo's slow drain (acme-east-fa1 port 20, 500-800 s), as the stack's inbox got it from
     Alertmanager, names the fabric and the switch port; Alertmanager's own metrics count the notifications it
     sent, and none that failed."""
@@ -145,7 +131,7 @@ def test_the_demo_s_slow_drain_pages_the_inbox_naming_the_fabric_port(two_runs):
     assert sent >= len(pages) and failed == 0, (sent, failed)
 
 
-def test_a_stalled_stage_makes_the_demo_give_up_and_mark_its_figures_partial(two_runs):
+def test_a_stalled_stage_makes_the_demo_give_up_and_mark_its_figures_partial(demo_twice):
     """The loader is paused (SIGSTOP) once playback starts: normalize and histograms drain, the loader's
     offsets stand still, and the demo gives up after --stall-timeout (10 s) instead of printing a result."""
     demo = subprocess.Popen(

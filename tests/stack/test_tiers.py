@@ -18,32 +18,11 @@ import pytest
 
 from grafana import tier_alert_rules
 from queries import tiers
+from tests import scenarios
 from tests.breakdown_scenarios import backfill
 from tests.grafana_macros import ALL, expand
 from tests.support import ROOT, sanlens, wait_until
 
-SCENARIO = """
-name: tiers-{id}
-seed: 31
-interval_s: 10
-duration_s: 1500
-customers:
-  - name: c-{id}
-    sites:
-      - name: s-{id}
-        switches: [{{name: {id}-sw, ports: 24}}]
-        arrays:
-          - {{name: {id}-hy1, model: HY7200, media: hybrid, firmware: 3.2.1, capacity_iops: 40000,
-              tier0_capacity_gib: 512}}
-          - {{name: {id}-hy2, model: HY7200, media: hybrid, firmware: 3.1.3, capacity_iops: 40000, tier0_share: 0.1}}
-        hosts:
-          - {{name: {id}-sql1, array: {id}-hy1, workload: oltp, iops: 1500, databases: [erp]}}
-          - {{name: {id}-sql2, array: {id}-hy1, workload: oltp, iops: 800, databases: [crm]}}
-          - {{name: {id}-sql3, array: {id}-hy2, workload: tpce, iops: 2000, databases: [trading]}}
-events:
-  # auto-tiering fills hy1's 512 GiB Tier 0 towards 96 %: past 90 % some 350 s after it starts
-  - {{type: auto_tiering, at: 300, array: {id}-hy1, volume: {id}-sql1_data, target_tier0: 0.48, time_constant_s: 120}}
-"""
 TIERS_BOARD = json.loads((ROOT / "grafana" / "dashboards" / "tiers.json").read_text())
 # What each of the dashboard's queries returns (panels by title, variables by $name).
 TIERS_COLUMNS = {
@@ -107,7 +86,7 @@ def test_the_simulated_tiers_add_up_to_the_volume_and_fill_the_array_s_tier0(tmp
     from ingest.simulator.fleet import Fleet
     from ingest.simulator.truth import Truth
 
-    (tmp_path / "s.yaml").write_text(SCENARIO.format(id="u"))
+    (tmp_path / "s.yaml").write_text(scenarios.text("tiers", id="u"))
     s = scenario.load(tmp_path / "s.yaml")
     fleet = Fleet(s, 1_700_000_000.0)
     truth = Truth(tmp_path / "truth", fleet)
@@ -174,7 +153,7 @@ def truth_minutes(folder) -> tuple[dict, dict]:
 def tiers_played(stack, ch, tmp_path_factory):
     run_id = f"r{uuid.uuid4().hex[:6]}"
     folder = tmp_path_factory.mktemp("tiers")
-    s, run, _ = backfill(folder, SCENARIO.format(id=run_id))
+    s, run, _ = backfill(folder, scenarios.text("tiers", id=run_id))
     site = f"s-{run_id}"
     volumes = sum(len(a.volumes) for a in s.arrays.values())
     expected = (run.intervals + 1) * volumes  # the first poll's and every interval's

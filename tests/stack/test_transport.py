@@ -13,7 +13,6 @@ from ingest.simulator import scenario as scenario_file
 from ingest.simulator.fleet import Fleet
 from tests import scenarios
 from tests.support import printed_tables, sanlens
-from tests.transport_scenario import SCENARIO
 
 PARTS = ("host_queueing_us", "fabric_us", "array_us", "unexplained_us")
 # The host measures each window's average to the tenth of a µs and the array its service time to 0.1 µs; the
@@ -35,7 +34,7 @@ def test_a_scenario_that_names_neither_attaches_by_fc_load_balanced_round_robin(
 
 
 def test_a_host_reaches_its_array_by_the_array_s_transport_unless_it_names_its_own(tmp_path):
-    text = SCENARIO.format(id="x").replace(
+    text = scenarios.text("transport", id="x").replace(
         "databases: [db4],", "databases: [db4], transport: fc,"
     )  # sql4 reaches the iSCSI array by FC (a unified array serves both)
     s = scenario_of(tmp_path, text)
@@ -52,12 +51,12 @@ def test_a_host_reaches_its_array_by_the_array_s_transport_unless_it_names_its_o
 )
 def test_a_transport_or_policy_the_simulator_does_not_know_is_refused(tmp_path, old, new, refused):
     with pytest.raises(ValueError, match=refused):
-        scenario_of(tmp_path, SCENARIO.format(id="x").replace(old, new, 1))
+        scenario_of(tmp_path, scenarios.text("transport", id="x").replace(old, new, 1))
 
 
 def test_an_iscsi_path_costs_the_tcp_ip_stacks_more_than_fc_and_nothing_else(tmp_path):
     """sql1 (FC) and sql3 (iSCSI) run the same workload on arrays alike but for their transport."""
-    fleet = Fleet(scenario_of(tmp_path, SCENARIO.format(id="x")), 0.0)
+    fleet = Fleet(scenario_of(tmp_path, scenarios.text("transport", id="x")), 0.0)
     fleet.step()
     fc, iscsi = fleet.hosts["x-sql1"], fleet.hosts["x-sql3"]
     assert (fc.transport_us, iscsi.transport_us) == (0.0, latency.ISCSI_STACK_US)
@@ -67,7 +66,7 @@ def test_an_iscsi_path_costs_the_tcp_ip_stacks_more_than_fc_and_nothing_else(tmp
 
 
 def test_each_path_is_published_with_its_transport_and_its_host_s_policy(tmp_path):
-    fleet = Fleet(scenario_of(tmp_path, SCENARIO.format(id="x")), 0.0)
+    fleet = Fleet(scenario_of(tmp_path, scenarios.text("transport", id="x")), 0.0)
     paths = {(v["host"], v["disk"]): v for _, v in formats.topology(fleet) if v["kind"] == "path"}
     expected = {
         "x-sql1": ("fc", "round_robin"),
