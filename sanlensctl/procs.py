@@ -100,18 +100,25 @@ def alive(pid: int) -> bool:
 
 def stop(name: str, timeout: float = 20.0) -> bool:
     """SIGTERM the process group, wait, SIGKILL after `timeout`. True if something was stopped."""
-    pid = pid_of(name)
-    pid_file(name).unlink(missing_ok=True)
-    if pid is None:
-        return False
-    _signal_group(pid, signal.SIGTERM)
+    return bool(stop_all([name], timeout))
+
+
+def stop_all(names: list[str], timeout: float = 20.0) -> list[str]:
+    """SIGTERM the process groups of `names` at once, wait for them, SIGKILL what is left after `timeout` (the
+    whole group: also children that outlived their parent). The names that were running."""
+    pids = {}
+    for name in names:
+        pid = pid_of(name)
+        pid_file(name).unlink(missing_ok=True)
+        if pid is not None:
+            pids[name] = pid
+            _signal_group(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            break
+    while time.monotonic() < deadline and any(alive(pid) for pid in pids.values()):
         time.sleep(0.2)
-    _signal_group(pid, signal.SIGKILL)  # the whole group: also children that outlived their parent
-    return True
+    for pid in pids.values():
+        _signal_group(pid, signal.SIGKILL)
+    return list(pids)
 
 
 def resident_bytes(name: str) -> int:

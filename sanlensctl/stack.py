@@ -79,8 +79,7 @@ def up() -> dict:
             say(f"    {component.NAME} healthy in {time.monotonic() - t0:.1f} s")
     except BaseException:
         for component in reversed(started):  # leave nothing half-started behind
-            for name in component.PROCESSES:
-                procs.stop(name, timeout=10)
+            procs.stop_all(component.PROCESSES, timeout=10)
         raise
     return status()
 
@@ -112,10 +111,8 @@ def resident_bytes() -> int:
 
 def down(purge: bool = False) -> list[str]:
     stopped = []
-    for component in reversed(COMPONENTS):
-        for name in component.PROCESSES:
-            if procs.stop(name, timeout=30):
-                stopped.append(name)
+    for component in reversed(COMPONENTS):  # a component's processes (the Flink jobs) stop side by side
+        stopped += procs.stop_all(component.PROCESSES, timeout=30)
     if purge:
         shutil.rmtree(config.RUN, ignore_errors=True)
     return stopped
