@@ -47,6 +47,7 @@ class Watch:
         self.last_advance = self.t0
         self.metrics_in = [(self.t0, offsets.topic_size(topics.METRICS))]
         self.lock = threading.Lock()
+        self.playing_until: float | None = None  # when a live playback ends (time.monotonic)
 
     def sample(self) -> dict[str, offsets.Position]:
         now = time.monotonic()
@@ -80,9 +81,9 @@ class Watch:
         return time.monotonic() - self.last_advance
 
     def seconds_left(self, positions: dict[str, offsets.Position]) -> float | None:
-        """From the measured rates: the slowest stage's lag over its rate (None while a stage with a
-        backlog has not moved yet)."""
-        left = 0.0
+        """The playback still to run, or from the measured rates the slowest stage's lag over its rate if that is
+        longer (None while a stage with a backlog has not moved yet)."""
+        left = max(self.playing_until - time.monotonic(), 0.0) if self.playing_until else 0.0
         for name, p in positions.items():
             if p.lag > CAUGHT_UP_LAG:
                 rate = self.rate(name)
@@ -171,6 +172,7 @@ def run(args) -> int:
             f"through Telegraf",
             flush=True,
         )
+        watch.playing_until = time.monotonic() + duration / args.speed
         reporter.start()
         try:
             run.realtime(("127.0.0.1", config.TELEGRAF_LISTENER_PORT))
@@ -269,7 +271,7 @@ def _summary(client, watch: Watch, run, truth_dir) -> None:
         "  ./sanlens sql \"SELECT * FROM sanlens_marts.install_base_histogram WHERE direction = 'write' LIMIT 40\"\n"
         "  ./sanlens explain HOST          (where a host's I/O time goes, and the incidents that touched it)\n"
         '  ./sanlens sql "SELECT * FROM sanlens_marts.tier_migration_effects"   (what auto-tiering did)\n'
-        "  ./sanlens report --out report   (HTML and PNG charts of the install base)\n"
+        "  ./sanlens report --out reports/demo   (HTML and PNG charts of the install base)\n"
         "  ./sanlens status            (health of every component)\n"
         "  ./sanlens down              (stop everything)"
     )

@@ -97,7 +97,7 @@ class Host:
     sql_instance: str
     databases: list[str]
     workloads: list[Workload]
-    cpu_base_percent: float = 5.0  # % Processor Time with no I/O: the rest grows with the host's IOPS
+    cpu_base_percent: float = 5.0  # % Processor Time with no I/O: the rest grows with its batches/s
     transport: str = "fc"  # how it reaches its array: its array's transport unless the host entry sets its own
     multipath_policy: str = "round_robin"  # its MPIO DSM's load-balance policy
 

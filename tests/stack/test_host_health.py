@@ -11,9 +11,9 @@ import pytest
 
 from ingest.simulator import formats
 from ingest.simulator import scenario as scenario_file
-from ingest.simulator.fleet import Fleet
+from ingest.simulator.fleet import TIERING_BATCH_GAIN, Fleet
 from tests.host_health_scenario import ODD_QUEUE_DEPTH, scenario_text
-from tests.support import printed_tables, sanlens
+from tests.support import ROOT, printed_tables, sanlens
 
 # The CPU gauge travels as sent and explain prints one decimal: 0.1 points covers the rounding. Transactions/s is a
 # counter's rate: each interval's rate is the truth's exactly, but a counter's first sample has none, so the mean is
@@ -32,10 +32,11 @@ def played_fleet(tmp_path) -> Fleet:
 
 
 def test_the_simulator_sends_each_host_s_cpu_and_queue_depth_as_it_sets_them(tmp_path):
-    """% Processor Time is the host's base plus a point per 1,000 IOPS; the HBA's queue depth is the scenario's, in
-    the host's samples and its paths' topology alike; transactions/s is the DMV counter's increase per second."""
+    """% Processor Time is the host's base plus 0.04 points per batch request/s (one per 8 I/Os); the HBA's queue
+    depth is the scenario's, in the host's samples and its paths' topology alike; transactions/s is the DMV counter's
+    increase per second."""
     fleet = played_fleet(tmp_path)
-    expected = {"t-sql1": (13.0, 256), "t-sql2": (11.0, 256), "t-sql3": (10.0, 256), "t-sql4": (44.0, ODD_QUEUE_DEPTH)}
+    expected = {"t-sql1": (45.0, 256), "t-sql2": (35.0, 256), "t-sql3": (30.0, 256), "t-sql4": (60.0, ODD_QUEUE_DEPTH)}
     for name, (cpu, depth) in expected.items():
         host, figures = fleet.s.hosts[name], fleet.hosts[name]
         sent = {m: fields for m, _, fields in formats.host_metrics(fleet, host)}
@@ -47,6 +48,19 @@ def test_the_simulator_sends_each_host_s_cpu_and_queue_depth_as_it_sets_them(tmp
         )
     paths = [v for _, v in formats.topology(fleet) if v["kind"] == "path"]
     assert {(p["host"], p["queue_depth"]) for p in paths} == {(n, d) for n, (_, d) in expected.items()}
+
+
+def test_a_host_whose_volume_auto_tiers_does_more_batches_and_its_cpu_follows():
+    """The demo's acme-sql3: as auto-tiering moves its data volume's hot pages to Tier 0 (from 200 s), its batch
+    requests/s rise by the planted gain, at the same IOPS, and its CPU above the base rises with them."""
+    s = scenario_file.load(ROOT / "ingest" / "scenarios" / "demo.yaml")
+    fleet, host = Fleet(s, 0.0), s.hosts["acme-sql3"]
+    fleet.step()
+    before = fleet.hosts[host.name].cpu_percent - host.cpu_base_percent
+    while fleet.t < 200 + 10 * 180:  # ten of the move's time constants: at its target
+        fleet.step()
+    after = fleet.hosts[host.name].cpu_percent - host.cpu_base_percent
+    assert after / before == pytest.approx(1 + TIERING_BATCH_GAIN, rel=0.02)
 
 
 def explained(host: str) -> dict[str, list[dict]]:
