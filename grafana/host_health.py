@@ -26,7 +26,7 @@ LOAD = {
     "transactions_per_s": (
         21,
         "SQL Server transactions/s of the selected hosts",
-        "reqps",
+        "suffix: tx/s",
         "Each selected host's SQL Server transactions/s, its databases summed, the mean of its samples per interval "
         "(Perfmon's and the DMV's counts of the same transactions are not added up: the larger is kept).",
     ),

@@ -97,7 +97,7 @@ def cohort_histogram() -> barchart.Panel:
     sql = f"""
 SELECT
     bucket,
-    if(bucket = 31, '> 8388608 ms', concat('<= ', toString(serviceTimeBucketUpperMs(bucket)), ' ms')) AS service_time,
+    {cohorts.bucket_label("bucket")} AS service_time,
     {COHORT},
     sum(ios) / sum(sum(ios)) OVER (PARTITION BY cohort) AS share
 FROM (
@@ -116,8 +116,9 @@ ORDER BY bucket, cohort"""
         .title("Share of I/Os per service-time bucket, by array model and firmware")
         .description(
             "The install base's service-time histogram per cohort (array model and firmware: a hybrid model is "
-            "never pooled with all-flash ones): the share of I/Os per 3PAR bucket (upper bound shown), across every "
-            "selected array and volume, I/O-weighted. The arrays behind each cohort and their spread: the "
+            "never pooled with all-flash ones): the share of I/Os in each 3PAR bucket alone, named by its range "
+            "(0.0625–0.125 ms: the I/Os above 0.0625 and up to 0.125 ms, not all those within 0.125 ms), across "
+            "every selected array and volume, I/O-weighted. The arrays behind each cohort and their spread: the "
             "cohort table below."
         )
         .datasource(DATASOURCE)

@@ -36,8 +36,21 @@ VARIABLES = [
 ]
 
 
+def on_the_arrays() -> str:
+    """The host is one of the selected arrays' (the report's hosts on arrays: a path to one of their volumes)."""
+    hosts = load_curve.hosts_on_arrays("$__timeFilter(ts) AND array IN (${array:singlequote})")
+    return f"\n    AND $__conditionalAll(host IN ({hosts.replace(chr(10), chr(10) + '        ')}\n    ), $array)"
+
+
+ALSO = {"host": on_the_arrays()}
+# A panel per selected value: All by default would draw one per array or host of a fleet of thousands.
+FIRST_BY_DEFAULT = {"array", "host"}
+
+
 def variable(name: str, label: str, parents: list[str], metric: str) -> dashboard.QueryVariable:
-    return cascading_variable(name, label, parents, "sanlens.metrics", "ts", f" AND metric = '{metric}'")
+    where = f" AND metric = '{metric}'{ALSO.get(name, '')}"
+    listed = cascading_variable(name, label, parents, "sanlens.metrics", "ts", where)
+    return listed.include_all(False) if name in FIRST_BY_DEFAULT else listed
 
 
 def array_curve(load: str) -> str:
@@ -143,11 +156,15 @@ def knees() -> table.Panel:
     )
 
 
+# Grafana's reqps reads "req/s": batch requests are requests, transactions are not.
+HOST_LOAD_UNITS = {"batch_requests": "reqps", "transactions": "suffix: tx/s"}
+
+
 def host_curve(panel_id: int, load: str, title: str, description: str) -> xychart.Panel:
     sql = f"""
 SELECT {load}, latency_ms
 FROM ({load_curve.host_intervals(WINDOW, ONE_HOST.replace(chr(10), chr(10) + "    "))})"""
-    return scatter(panel_id, title, description, sql, load, "reqps", "ms", "host")
+    return scatter(panel_id, title, description, sql, load, HOST_LOAD_UNITS[load], "ms", "host")
 
 
 def build() -> dashboard.Dashboard:

@@ -6,8 +6,9 @@ run too, over the dbt views sanlens_marts.tier_performance and sanlens_marts.tie
 
 from __future__ import annotations
 
-from grafana_foundation_sdk.builders import dashboard, table, timeseries
+from grafana_foundation_sdk.builders import common, dashboard, table, timeseries
 from grafana_foundation_sdk.builders.dashboard import ThresholdsConfig
+from grafana_foundation_sdk.models.common import ScaleDistribution
 from grafana_foundation_sdk.models.dashboard import DynamicConfigValue, Threshold, ThresholdsMode
 
 from grafana.sql_query import DATASOURCE, TABLE, TIME_SERIES, Query, cascading_variable, datasource_variable
@@ -31,8 +32,13 @@ VARIABLES = [
 ]
 
 
+# Service times on a log axis, as the report's tier chart has them: on a linear one Tier 0's tenths of a ms lie flat on
+# the zero line beside Tier 1's tens.
+LOG_10 = common.ScaleDistributionConfig().type(ScaleDistribution.LOG).log(10)
+
+
 def series(panel_id: int, title: str, description: str, sql: str, unit: str, span: int = 12) -> timeseries.Panel:
-    return (
+    panel = (
         timeseries.Panel()
         .id(panel_id)
         .title(title)
@@ -40,10 +46,10 @@ def series(panel_id: int, title: str, description: str, sql: str, unit: str, spa
         .datasource(DATASOURCE)
         .with_target(Query(sql, TIME_SERIES))
         .unit(unit)
-        .min(0)
         .height(8)
         .span(span)
     )
+    return panel.scale_distribution(LOG_10) if unit == "ms" else panel.min(0)  # a log axis has no 0
 
 
 def fullness() -> timeseries.Panel:
@@ -94,22 +100,28 @@ def warnings() -> table.Panel:
     )
 
 
+# A volume's fill and an array's differ: what the column's name says on both rows.
+LATEST_FILL = "latest fill (volume: share of its bytes on the tier; array: of the tier's capacity)"
+
+
 def by_volume() -> table.Panel:
     return (
         table.Panel()
         .id(6)
         .title("Tiers per volume")
         .description(
-            "Per selected hybrid volume (an empty volume: the array as a whole) and tier over the range: read and "
-            "write IOPS, their service times (I/O-weighted), the tier's share of the writes (where they land) and "
-            "its fill (a volume: the tier's share of its bytes; an array: of the tier's capacity)."
+            "Per selected hybrid volume (an empty volume: the array as a whole) and tier: over the range its read "
+            "and write IOPS, their service times (I/O-weighted) and the tier's share of the writes (where they "
+            "land); and its latest fill: on a volume's rows the share of the volume's bytes on the tier, on an "
+            "array's rows (volume empty) the share of the tier's capacity in use."
         )
         .datasource(DATASOURCE)
         .with_target(Query(tiers.tiers_by_volume(f"{ARRAYS}\n    AND {SELECTED_VOLUMES}")))
         .unit("short")
         .override_by_regexp(".*_ms", [DynamicConfigValue(id_val="unit", value="ms")])
         .override_by_regexp(".*_iops", [DynamicConfigValue(id_val="unit", value="iops")])
-        .override_by_regexp("write_share|fill", [DynamicConfigValue(id_val="unit", value="percentunit")])
+        .override_by_regexp("write_share|latest_fill", [DynamicConfigValue(id_val="unit", value="percentunit")])
+        .override_by_name("latest_fill", [DynamicConfigValue(id_val="displayName", value=LATEST_FILL)])
         .height(10)
         .span(24)
     )

@@ -25,7 +25,3 @@ UPPER_MS = [upper_ms(n) for n in range(COUNT)]
 def bucket_of(ms: float) -> int:
     """The bucket a service time in ms falls in."""
     return 0 if ms <= upper_ms(0) else min(COUNT - 1, math.ceil(math.log2(ms)) + 7)
-
-
-def label(n: int) -> str:
-    return f"> {lower_ms(n):g} ms" if n == COUNT - 1 else f"<= {upper_ms(n):g} ms"

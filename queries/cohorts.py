@@ -54,11 +54,19 @@ GROUP BY array_model, firmware, direction
 ORDER BY direction DESC, array_model, firmware"""
 
 
+def bucket_label(bucket: str) -> str:
+    """A bucket by its range, lower to upper bound ("0.0625–0.125 ms"; the first from 0, the last "> 8388608 ms"):
+    a bar is the share in its bucket alone, which "<= 0.125 ms" would read as the share within 0.125 ms."""
+    lower, upper = f"toString(serviceTimeBucketLowerMs({bucket}))", f"toString(serviceTimeBucketUpperMs({bucket}))"
+    return f"if({bucket} = 31, concat('> ', {lower}, ' ms'), concat({lower}, '–', {upper}, ' ms'))"
+
+
 # Per array model, firmware and bucket over everything the dbt view holds for direction {d}: the share of the I/Os.
-HISTOGRAM = """
-SELECT array_model, firmware, bucket, sum(ios) / sum(sum(ios)) OVER (PARTITION BY array_model, firmware) AS share
+HISTOGRAM = f"""
+SELECT array_model, firmware, bucket, sum(ios) / sum(sum(ios)) OVER (PARTITION BY array_model, firmware) AS share,
+    {bucket_label("bucket")} AS service_time
 FROM sanlens_marts.install_base_histogram
-WHERE direction = {d:String}
+WHERE direction = {{d:String}}
 GROUP BY array_model, firmware, bucket
 HAVING sum(ios) > 0
 ORDER BY array_model, firmware, bucket"""

@@ -123,8 +123,13 @@ GROUP BY site, host, time
 HAVING batch_requests > 0 AND sum(reads + writes) > 0"""
 
 
-# The first {n} hosts (by name) with a path to arrays {arrays}.
-HOSTS_ON_ARRAYS = """
+def hosts_on_arrays(where: str) -> str:
+    """The hosts with a path to the arrays of the volume samples where `where` holds: those the samples name."""
+    return f"""
 SELECT DISTINCT host FROM sanlens.metrics
-WHERE metric = 'volume.ios' AND array IN {arrays:Array(String)} AND host != ''
-ORDER BY host LIMIT {n:UInt32}"""
+WHERE metric = 'volume.ios' AND {where} AND host != ''"""
+
+
+# The first {n} hosts (by name) with a path to arrays {arrays}.
+HOSTS_ON_ARRAYS = f"""{hosts_on_arrays("array IN {arrays:Array(String)}")}
+ORDER BY host LIMIT {{n:UInt32}}"""

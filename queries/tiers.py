@@ -69,13 +69,15 @@ ORDER BY peak_fill DESC, site, array"""
 
 def tiers_by_volume(where: str) -> str:
     """Per hybrid volume (and array as a whole: volume '') and tier over the minutes where `where` holds: IOPS, read
-    and write service time (I/O-weighted), where the writes land and the fill."""
+    and write service time (I/O-weighted), where the writes land, and the latest fill (a level, not a rate: its mean
+    over the range would show neither where it is nor where it peaked). A volume's fill is the share of its bytes on
+    the tier, an array's the share of the tier's capacity in use."""
     return f"""
 SELECT site, array, volume, {_tier_name()} AS tier_name,
     avg(t.read_iops) AS read_iops, avg(t.write_iops) AS write_iops,
     sum(t.read_service_us * t.read_iops) / nullIf(sum(t.read_iops), 0) / 1000 AS read_service_ms,
     sum(t.write_service_us * t.write_iops) / nullIf(sum(t.write_iops), 0) / 1000 AS write_service_ms,
-    avg(t.write_share) AS write_share, avg(t.fill) AS fill
+    avg(t.write_share) AS write_share, argMax(t.fill, t.minute) AS latest_fill
 FROM sanlens_marts.tier_performance AS t
 WHERE {where}
 GROUP BY site, array, volume, tier

@@ -20,7 +20,6 @@ import plotly.graph_objects as go
 from plotly.colors import DEFAULT_PLOTLY_COLORS
 from plotly.subplots import make_subplots
 
-from ingest import buckets
 from queries import (
     budget,
     cohorts,
@@ -94,15 +93,16 @@ def cohort_histogram(client, direction: str, found: list[dict], media: dict[str,
             mine = [r for r in rows if r[:2] == (model, firmware)]
             fig.add_bar(
                 name=f"{model} on {firmware}: {arrays_behind(arrays.get((model, firmware), 0))}",
-                x=[buckets.label(r[2]) for r in mine],
+                x=[r[4] for r in mine],
                 y=[r[3] for r in mine],
                 marker_color=colors[firmware],
                 row=row,
                 col=1,
             )
         fig.update_yaxes(title_text="share of I/Os", tickformat=".0%", row=row, col=1)
-    fig.update_xaxes(categoryorder="array", categoryarray=[buckets.label(b) for b in sorted({r[2] for r in rows})])
-    fig.update_xaxes(title_text="service-time bucket (upper bound)", row=len(models), col=1)
+    labels = dict(sorted((r[2], r[4]) for r in rows))
+    fig.update_xaxes(categoryorder="array", categoryarray=list(labels.values()))
+    fig.update_xaxes(title_text="service-time bucket", row=len(models), col=1)
     fig.update_layout(title=title, barmode="group", height=120 + 230 * len(models))
     return fig
 

@@ -181,6 +181,29 @@ def test_a_repeated_panel_reads_its_variable_s_value_not_through_conditional_all
         assert not re.search(rf"\$__conditionalAll\([^$]*\${{?{panel['repeat']}\b", sql), where(name, panel, target)
 
 
+@pytest.mark.parametrize("name, panel", PANEL_PARAMS)
+def test_a_repeated_panel_s_variable_defaults_to_its_first_value_not_all(name, panel):
+    """All by default would draw a copy per value: thousands of panels on a fleet of thousands of arrays."""
+    if not panel.get("repeat"):
+        return
+    (variable,) = [v for v in DASHBOARDS[name]["templating"]["list"] if v["name"] == panel["repeat"]]
+    assert not variable.get("includeAll"), f"{where(name, panel)}: ${variable['name']} offers All"
+
+
+@pytest.mark.parametrize("name, panel", PANEL_PARAMS)
+def test_transactions_per_second_read_as_transactions_not_requests(name, panel):
+    """Grafana's reqps reads "req/s": SQL Server's batch requests are requests, its transactions are not."""
+    units = [panel["fieldConfig"]["defaults"].get("unit")] + [
+        p["value"]
+        for o in panel["fieldConfig"].get("overrides", [])
+        if "transaction" in str(o["matcher"].get("options"))
+        for p in o["properties"]
+        if p["id"] == "unit"
+    ]
+    if "transactions/s" in panel["title"] or len(units) > 1:
+        assert units[-1] != "reqps", f"{where(name, panel)}: transactions/s in {units[-1]!r}"
+
+
 # -- over every query variable ---------------------------------------------------------------------
 @pytest.mark.parametrize("name, variable", VARIABLE_PARAMS)
 def test_variable_reads_the_data_source_variable(name, variable):

@@ -51,7 +51,7 @@ TIERS_COLUMNS = {
         "read_service_ms",
         "write_service_ms",
         "write_share",
-        "fill",
+        "latest_fill",
     ),
     "$site": ("site",),
     "$array": ("array",),

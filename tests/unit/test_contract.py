@@ -12,6 +12,7 @@ from chdb import session
 
 from flink_jobs.histograms.tables import bucket_of as flink_bucket_of
 from ingest import buckets, topics
+from queries import cohorts
 from sanlensctl import migrate
 from tests.support import ROOT
 
@@ -88,7 +89,12 @@ def test_bucket_bounds_agree_in_python_clickhouse_and_the_seed_figure(clickhouse
     assert [float(v) for v in lower] == [buckets.lower_ms(n) for n in range(buckets.COUNT)]
     for n, seed in SEED_UPPER_MS.items():
         assert buckets.upper_ms(n) == pytest.approx(seed, rel=0.01), n
-    assert buckets.label(buckets.BUCKET_0_125_MS) == "<= 0.125 ms"
+
+
+def test_a_bucket_is_labelled_by_its_range_not_by_its_upper_bound(clickhouse_sql):
+    labels = {0: "0–0.0078125 ms", 4: "0.0625–0.125 ms", 7: "0.5–1 ms", 30: "4194304–8388608 ms", 31: "> 8388608 ms"}
+    for n, label in labels.items():
+        assert clickhouse_sql(f"SELECT {cohorts.bucket_label(str(n))} = '{label}'") == ["1"], n
 
 
 def test_flink_places_service_times_in_the_same_buckets_as_python(clickhouse_sql):
