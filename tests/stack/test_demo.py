@@ -11,7 +11,7 @@ import subprocess
 
 from ingest.simulator import scenario as scenario_file
 from sanlensctl import config, procs
-from sanlensctl.components import alertmanager, inbox
+from sanlensctl.components import inbox
 from tests.support import ROOT, sanlens, wait_until
 
 SCENARIO = scenario_file.load(ROOT / "ingest" / "scenarios" / "demo.yaml")
@@ -104,8 +104,8 @@ def test_the_default_demo_shows_the_upgrade_effect_with_its_interval(demo_twice,
 
 def test_the_demo_s_slow_drain_pages_the_inbox_naming_the_fabric_port(demo_twice):
     """The page for the demo's slow drain (acme-east-fa1 port 20, 500-800 s), as the stack's inbox got it from
-    Alertmanager, names the fabric and the switch port; Alertmanager's own metrics count the notifications it
-    sent, and none that failed."""
+    Alertmanager, names the fabric and the switch port. (Alertmanager's own count of what it sent is test_slo's: the
+    demo plays at the session's start, and the tests that restart the stack in between reset that count.)"""
 
     def slow_drain_pages():
         return [
@@ -127,8 +127,6 @@ def test_the_demo_s_slow_drain_pages_the_inbox_naming_the_fabric_port(demo_twice
         raise AssertionError(f"no page names the slow drain's port; the inbox holds {kept}") from None
     for page in pages:
         assert re.search(r"fabric on switch port acme-east-fa1:0/20: \+[\d,]+ us per I/O", page["annotations"]["cause"])
-    sent, failed = alertmanager.notifications()
-    assert sent >= len(pages) and failed == 0, (sent, failed)
 
 
 def test_a_stalled_stage_makes_the_demo_give_up_and_mark_its_figures_partial(demo_twice):
