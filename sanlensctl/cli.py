@@ -322,9 +322,10 @@ def cmd_explain(args) -> int:
 
 
 def cmd_test(args) -> int:
-    """The suite runs on a stack of its own (config.TEST_RUN, free ports), started and stopped by the tests'
-    session fixture; the user's stack, up or not, is never touched. --keep keeps the test stack's data."""
-    from sanlensctl import stack
+    """The suite runs on a stack of its own (config.TEST_RUN, free ports), started and stopped by the whole suite's
+    run (suite.py) or else by the tests' session fixture; the user's stack, up or not, is never touched. --keep
+    keeps the test stack's data."""
+    from sanlensctl import stack, suite
 
     install.everything()  # in place, a no-op (0.04 s: each part checks its stamp)
     install.require_chromium()
@@ -342,28 +343,27 @@ def cmd_test(args) -> int:
             file=sys.stderr,
             flush=True,
         )
-    targets = [] if named else [str(config.ROOT / "tests")]
-    argv = [
+    pytest = [
         sys.executable,
         "-m",
         "pytest",
-        *targets,
+        *([] if named else [str(config.ROOT / "tests")]),
         "-p",
         "no:cacheprovider",
-        "--basetemp",
-        str(config.TEST_RUN.parent / f"{config.TEST_RUN.name}-pytest"),
-        *pytest_args,
     ]
     tmp = config.TEST_RUN.parent / f"{config.TEST_RUN.name}-tmp"  # the tests' own JVMs and temp files
     tmp.mkdir(parents=True, exist_ok=True)
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k not in suite.VARIABLES},
         **config.isolated_env(config.TEST_RUN),
         "SANLENS_TEST_KEEP": str(int("--keep" in args.args)),
         "TMPDIR": str(tmp),
         "JVM_ARGS": config.pyflink_jvm_args(tmp),
     }
-    return subprocess.call(argv, env=env, cwd=config.ROOT)
+    if not named and not any(a.startswith(("-k", "-m")) for a in pytest_args):  # the whole suite, in its phases
+        return suite.run(pytest, pytest_args, env, keep="--keep" in args.args)
+    basetemp = ["--basetemp", str(config.TEST_RUN.parent / f"{config.TEST_RUN.name}-pytest")]
+    return subprocess.call([*pytest, *basetemp, *pytest_args], env=env, cwd=config.ROOT)
 
 
 def _test_paths(pytest_args: list[str]) -> list[str]:

@@ -12,7 +12,7 @@ import uuid
 import pytest
 
 from sanlensctl import config, db
-from tests import scenarios
+from tests import scenarios, shards
 from tests.support import (
     ROOT,
     Alertmanager,
@@ -36,19 +36,32 @@ pytest_plugins = [
 # marked `stack`, so that `./sanlens test -m "not stack"` runs the rest alone, in seconds.
 STACK_FIXTURES = {"stack", "embedded", "isolated", "alertmanager"}
 
+# The whole suite's run (sanlensctl/suite.py) starts the test stack itself and runs its tests in processes side by
+# side: STACK_UP says that the stack is up already and is stopped by the run, SHARD ("k/n") picks this process's
+# share of the stack tests' files.
+STACK_UP = os.environ.get("SANLENS_TEST_STACK_UP") == "1"
+SHARD = os.environ.get("SANLENS_TEST_SHARD")
 
-def pytest_collection_modifyitems(items):
-    """Marks the tests that start real components, and runs the others first."""
+
+def pytest_collection_modifyitems(session, items):
+    """Marks the tests that start real components, and runs the others first; keeps only this shard's files."""
     for item in items:
         if STACK_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.stack)
     items.sort(key=lambda item: item.get_closest_marker("stack") is not None)  # stable: each group keeps its order
+    if SHARD:
+        k, _ = map(int, SHARD.split("/"))
+        other = {item for item in items if item.get_closest_marker("stack") and shards.shard_of(item.path) != k}
+        session.config.hook.pytest_deselected(items=list(other))
+        items[:] = [item for item in items if item not in other]
 
 
 def pytest_collection_finish(session):
     """The session's stack starts in the background as soon as a test will need it, so that it comes up while
     the tests that need none run (the `stack` fixture waits for it)."""
     global starting
+    if STACK_UP:
+        return
     if any("stack" in item.fixturenames for item in session.items) and config.RUN.name.endswith("-test"):
         launcher = shlex.quote(str(ROOT / "sanlens"))
         script = f"{launcher} down --purge && exec {launcher} up"  # down: whatever a killed run left behind
@@ -72,11 +85,14 @@ def stack():
     end, and its data is deleted unless `./sanlens test --keep`. `up` and `down` are checked on it: every
     component healthy with nothing restarted; after every test, `down` leaves no process and no port."""
     assert config.RUN.name.endswith("-test"), "run the tests with ./sanlens test: they need a stack of their own"
-    output, _ = starting.communicate(timeout=900)
-    assert starting.returncode == 0, output
+    if not STACK_UP:
+        output, _ = starting.communicate(timeout=900)
+        assert starting.returncode == 0, output
     report = json.loads(sanlens("status", "--json").stdout)
     assert all(c["healthy"] and c["restarts"] == 0 and c["last_exit"] is None for c in report.values()), report
     yield report
+    if STACK_UP:
+        return
     pids = stack_pids(config.RUN)
     out = sanlens("down", *([] if os.environ.get("SANLENS_TEST_KEEP") == "1" else ["--purge"]))
     assert out.returncode == 0, out.stdout + out.stderr

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+
 from tests import backlog
 from tests.support import wait_until
+
+pytestmark = pytest.mark.exclusive  # a burst that busies every job for minutes
 
 HOSTS, INTERVALS = 1_000, 500
 DRAIN_S = 600

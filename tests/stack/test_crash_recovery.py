@@ -28,6 +28,8 @@ from sanlensctl import config, procs
 from tests import scenarios
 from tests.support import ROOT, TcpForward, free_port, polled_by_telegraf, sanlens, wait_until
 
+pytestmark = pytest.mark.exclusive  # kills and restarts the stack's components
+
 IDENTITY = "metric, bucket, host, disk, sql_instance, database, file, array, volume, host_port, switch, port, tags, ts"
 
 

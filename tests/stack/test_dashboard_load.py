@@ -10,11 +10,15 @@ import time
 import uuid
 from datetime import timedelta
 
+import pytest
+
 from ingest.simulator import scenario as scenario_file
 from ingest.simulator.run import Run
 from sanlensctl import config
 from tests.benchmarks.bench_dashboard_load import Lag, Load, dashboard_queries, report, report_lag
 from tests.support import ROOT, polled_by_telegraf, wait_until
+
+pytestmark = pytest.mark.exclusive  # bounds the loader's lag under load
 
 CLIENTS, SECONDS = 16, 30
 CAUGHT_UP = 100  # messages: what Telegraf's heartbeat and the last batch leave

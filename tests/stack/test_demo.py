@@ -9,6 +9,8 @@ import re
 import signal
 import subprocess
 
+import pytest
+
 from ingest.simulator import scenario as scenario_file
 from sanlensctl import config, procs
 from sanlensctl.components import inbox
@@ -129,7 +131,8 @@ def test_the_demo_s_slow_drain_pages_the_inbox_naming_the_fabric_port(demo_twice
         assert re.search(r"fabric on switch port acme-east-fa1:0/20: \+[\d,]+ us per I/O", page["annotations"]["cause"])
 
 
-def test_a_stalled_stage_makes_the_demo_give_up_and_mark_its_figures_partial(demo_twice):
+@pytest.mark.exclusive  # pauses the loader
+def test_a_stalled_stage_makes_the_demo_give_up_and_mark_its_figures_partial(stack):
     """The loader is paused (SIGSTOP) once playback starts: normalize and histograms drain, the loader's
     offsets stand still, and the demo gives up after --stall-timeout (10 s) instead of printing a result."""
     demo = subprocess.Popen(

@@ -7,9 +7,13 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from sanlensctl import offsets
 from sanlensctl.demo import CAUGHT_UP_LAG, STAGES
 from tests.support import sanlens, wait_until
+
+pytestmark = pytest.mark.exclusive  # waits for every table of the stack to stand still
 
 
 def row_counts(ch) -> dict[str, int]:

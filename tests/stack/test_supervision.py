@@ -312,6 +312,7 @@ def status() -> dict:
     return json.loads(out.stdout)
 
 
+@pytest.mark.exclusive
 def test_a_killed_loader_is_restarted_and_healthy_again_without_a_command(stack):
     before = status()
     assert before["supervisor"]["healthy"], before["supervisor"]
@@ -337,6 +338,7 @@ def test_a_killed_loader_is_restarted_and_healthy_again_without_a_command(stack)
     assert f"loader started again (pid {twice['pid']}, restart {restarts + 2})" in log
 
 
+@pytest.mark.exclusive
 def test_a_component_that_keeps_dying_is_failing_with_the_reason_from_its_log(stack):
     broken = telegraf.POLLERS / f"broken-{uuid.uuid4().hex[:6]}.conf"  # Telegraf reads this folder at start
     broken.write_text("this is [not toml\n")
@@ -387,6 +389,7 @@ def backfill(tmp_path) -> str:
     return f"thrash-{run_id}"
 
 
+@pytest.mark.exclusive
 def test_a_flink_job_that_thrashes_is_restarted_with_its_reason_and_failing_after_five_deaths(stack, ch, tmp_path):
     """The histograms job killed, and started again by a supervisor that gives it a heap far too small (32 MB: its
     JVM collects garbage most of the time while Flink plans the job, until it gives up with an OutOfMemoryError up to

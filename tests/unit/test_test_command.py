@@ -1,9 +1,10 @@
 """`./sanlens test` given test files or node ids goes straight to pytest: which of its arguments name tests
-(sanlensctl/cli.py)."""
+(sanlensctl/cli.py); the whole suite's two sides (tests/shards.py) cover the stack tests."""
 
 from __future__ import annotations
 
 from sanlensctl import cli
+from tests import shards
 from tests.support import ROOT
 
 
@@ -11,3 +12,12 @@ def test_test_files_folders_and_node_ids_are_named_and_options_are_not(monkeypat
     monkeypatch.chdir(ROOT)  # where ./sanlens runs
     args = ["tests/unit/test_units.py", "tests/unit/test_units.py::test_x", "-k", "micro", "-m", "not stack"]
     assert cli._test_paths([*args, "tests/stack", "tests/test_gone.py", "--keep"]) == [*args[:2], "tests/stack"]
+
+
+def test_every_stack_test_file_is_on_exactly_one_side_of_the_suite_s_run():
+    files = {p.name for p in (ROOT / "tests" / "stack").glob("test_*.py")}
+    first, second = shards.SIDES
+    assert not first & second, first & second
+    assert first | second == files, (
+        f"on no side: {sorted(files - first - second)}; gone: {sorted(first | second - files)}"
+    )

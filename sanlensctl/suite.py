@@ -1,0 +1,120 @@
+"""The whole test suite as `./sanlens test` runs it: pytest processes side by side, since the stack tests mostly wait
+on the stack, on two test stacks.
+
+- `alone`: the tests marked `exclusive` (they stop, kill or pause part of a stack, or bound its lag), one after
+  the other on a stack of their own, which that process starts and stops (conftest.py checks `up` and `down`);
+- `no stack`: the tests that need none, while the shared stack starts;
+- `side 1`, `side 2`: the other stack tests, their files split in two (tests/shards.py), on the shared stack,
+  which this run starts and stops.
+
+Each process's lines are printed as they come, prefixed with its name."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from sanlensctl import config
+
+# what the processes tell the tests' conftest.py; a test that runs `./sanlens test` itself does not pass them on
+VARIABLES = ("SANLENS_TEST_STACK_UP", "SANLENS_TEST_SHARD")
+NO_TESTS = 5  # pytest's exit status when a process selects nothing (a -k that matches none of its tests)
+
+
+def run(pytest: list[str], args: list[str], env: dict[str, str], keep: bool) -> int:
+    """`pytest` the command up to its arguments, `args` the user's, `env` the shared test stack's environment."""
+    alone = config.TEST_RUN.with_name(f"{config.TEST_RUN.name.removesuffix('-test')}-alone-test")
+    log = config.TEST_RUN.parent / f"{config.TEST_RUN.name}-up.log"
+    launcher = shlex.quote(str(config.ROOT / "sanlens"))
+    began, results = time.monotonic(), {}
+    with open(log, "w") as out:
+        starting = subprocess.Popen(
+            ["bash", "-c", f"{launcher} down --purge && exec {launcher} up"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=config.ROOT,
+        )
+    _say(f"the shared test stack is starting in {config.TEST_RUN} (log: {log}); the exclusive tests get {alone}")
+    relay = Relay()
+    try:
+        relay.start("alone", [*pytest, "-m", "exclusive", *args], {**env, **config.isolated_env(alone)})
+        results["no stack"] = relay.wait(relay.start("no stack", [*pytest, "-m", "not stack", *args], env))
+        if starting.wait(timeout=900) != 0:
+            _say(f"the shared test stack did not come up:\n{log.read_text()[-3000:]}")
+            results["shared stack"] = 1
+        else:
+            up = {**env, "SANLENS_TEST_STACK_UP": "1"}
+            sides = [
+                relay.start(
+                    f"side {k}",
+                    [*pytest, "-m", "stack and not exclusive", *args],
+                    {**up, "SANLENS_TEST_SHARD": f"{k}/2"},
+                )
+                for k in (1, 2)
+            ]
+            results.update({side: relay.wait(side) for side in sides})
+        results["alone"] = relay.wait("alone")
+    finally:
+        relay.stop()
+        if starting.poll() is None:
+            starting.kill()
+        down = subprocess.run([str(config.ROOT / "sanlens"), "down", *([] if keep else ["--purge"])], env=env)
+        results["shared stack down"] = down.returncode
+    _say(
+        f"{time.monotonic() - began:.0f} s: "
+        + ", ".join(f"{name} {'ok' if rc in (0, NO_TESTS) else f'FAILED (exit {rc})'}" for name, rc in results.items())
+    )
+    failed = [rc for rc in results.values() if rc not in (0, NO_TESTS)]
+    return failed[0] if failed else 0
+
+
+class Relay:
+    """pytest processes at once, each with a temp folder of its own (pytest empties its --basetemp at start), their
+    lines printed as they come, prefixed with the process's name."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.running: dict[str, tuple[subprocess.Popen, threading.Thread]] = {}
+
+    def start(self, name: str, argv: list[str], env: dict[str, str]) -> str:
+        basetemp = Path(env["SANLENS_RUN"]).parent / f"{Path(env['SANLENS_RUN']).name}-pytest-{name.replace(' ', '-')}"
+        proc = subprocess.Popen(
+            [*argv, "--basetemp", str(basetemp)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+            cwd=config.ROOT,
+        )
+        thread = threading.Thread(target=self._copy, args=(name, proc), daemon=True)
+        thread.start()
+        self.running[name] = (proc, thread)
+        return name
+
+    def wait(self, name: str) -> int:
+        proc, thread = self.running[name]
+        rc = proc.wait()
+        thread.join()
+        return rc
+
+    def stop(self) -> None:
+        """What still runs (the run was interrupted) is stopped."""
+        for proc, _ in self.running.values():
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait()
+
+    def _copy(self, name: str, proc: subprocess.Popen) -> None:
+        for line in proc.stdout:
+            with self.lock:
+                sys.stdout.write(f"[{name}] {line}")
+                sys.stdout.flush()
+
+
+def _say(text: str) -> None:
+    print(f"==> {text}", file=sys.stderr, flush=True)
