@@ -98,7 +98,8 @@ def status() -> dict:
             try:
                 entry.update(component.probe())
             except Exception as exc:  # an unhealthy component is reported, not raised
-                entry.update(healthy=False, detail=f"running, probe failed: {str(exc).splitlines()[0][:200]}")
+                why = (str(exc) or type(exc).__name__).splitlines()[0][:200]  # a timeout says nothing else
+                entry.update(healthy=False, detail=f"running, probe failed: {why}")
         report[component.NAME] = entry
     supervisor.annotate(report)  # restarts, last exit; a component that keeps dying is unhealthy
     return report

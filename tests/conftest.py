@@ -60,9 +60,8 @@ def pytest_collection_finish(session):
     """The session's stack starts in the background as soon as a test will need it, so that it comes up while
     the tests that need none run (the `stack` fixture waits for it)."""
     global starting
-    if STACK_UP:
-        return
-    if any("stack" in item.fixturenames for item in session.items) and config.RUN.name.endswith("-test"):
+    needed = any("stack" in item.fixturenames for item in session.items)
+    if needed and not STACK_UP and config.RUN.name.endswith("-test"):
         launcher = shlex.quote(str(ROOT / "sanlens"))
         script = f"{launcher} down --purge && exec {launcher} up"  # down: whatever a killed run left behind
         starting = subprocess.Popen(["bash", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -88,8 +87,13 @@ def stack():
     if not STACK_UP:
         output, _ = starting.communicate(timeout=900)
         assert starting.returncode == 0, output
-    report = json.loads(sanlens("status", "--json").stdout)
-    assert all(c["healthy"] and c["restarts"] == 0 and c["last_exit"] is None for c in report.values()), report
+
+    def healthy():  # a probe may time out on a loaded machine (two test stacks starting): asked again
+        report = json.loads(sanlens("status", "--json").stdout)
+        return report if all(c["healthy"] for c in report.values()) else None
+
+    report = wait_until(healthy, 120, "every component of the test stack healthy")
+    assert all(c["restarts"] == 0 and c["last_exit"] is None for c in report.values()), report
     yield report
     if STACK_UP:
         return
