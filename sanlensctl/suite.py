@@ -1,11 +1,11 @@
 """The whole test suite as `./sanlens test` runs it: pytest processes side by side, since the stack tests mostly wait
-on the stack, on two test stacks.
+on a stack, on two test stacks. Which stack test runs where: tests/shards.py.
 
-- `alone`: the tests marked `exclusive` (they stop, kill or pause part of a stack, or bound its lag), one after
+- `alone`: most tests marked `exclusive` (they stop, kill or pause part of a stack, or bound its lag), one after
   the other on a stack of their own, which that process starts and stops (conftest.py checks `up` and `down`);
 - `no stack`: the tests that need none, while the shared stack starts;
-- `side 1`, `side 2`: the other stack tests, their files split in two (tests/shards.py), on the shared stack,
-  which this run starts and stops.
+- `side 1`, `side 2`: the other stack tests, their files split in two, on the shared stack;
+- `after`: the rest of the exclusive tests, on the shared stack once the sides are done; then the run stops it.
 
 Each process's lines are printed as they come, prefixed with its name."""
 
@@ -21,7 +21,8 @@ from pathlib import Path
 from sanlensctl import config
 
 # what the processes tell the tests' conftest.py; a test that runs `./sanlens test` itself does not pass them on
-VARIABLES = ("SANLENS_TEST_STACK_UP", "SANLENS_TEST_SHARD")
+VARIABLES = ("SANLENS_TEST_STACK_UP", "SANLENS_TEST_PROCESS")
+SIDES = ("side 1", "side 2")
 NO_TESTS = 5  # pytest's exit status when a process selects nothing (a -k that matches none of its tests)
 
 
@@ -42,22 +43,20 @@ def run(pytest: list[str], args: list[str], env: dict[str, str], keep: bool) -> 
     _say(f"the shared test stack is starting in {config.TEST_RUN} (log: {log}); the exclusive tests get {alone}")
     relay = Relay()
     try:
-        relay.start("alone", [*pytest, "-m", "exclusive", *args], {**env, **config.isolated_env(alone)})
+        relay.start(
+            "alone", [*pytest, "-m", "stack", *args], {**env, **config.isolated_env(alone), **_process("alone")}
+        )
         results["no stack"] = relay.wait(relay.start("no stack", [*pytest, "-m", "not stack", *args], env))
         if starting.wait(timeout=900) != 0:
             _say(f"the shared test stack did not come up:\n{log.read_text()[-3000:]}")
             results["shared stack"] = 1
         else:
             up = {**env, "SANLENS_TEST_STACK_UP": "1"}
-            sides = [
-                relay.start(
-                    f"side {k}",
-                    [*pytest, "-m", "stack and not exclusive", *args],
-                    {**up, "SANLENS_TEST_SHARD": f"{k}/2"},
-                )
-                for k in (1, 2)
-            ]
+            sides = [relay.start(name, [*pytest, "-m", "stack", *args], {**up, **_process(name)}) for name in SIDES]
             results.update({side: relay.wait(side) for side in sides})
+            results["after"] = relay.wait(
+                relay.start("after", [*pytest, "-m", "stack", *args], {**up, **_process("after")})
+            )
         results["alone"] = relay.wait("alone")
     finally:
         relay.stop()
@@ -114,6 +113,10 @@ class Relay:
             with self.lock:
                 sys.stdout.write(f"[{name}] {line}")
                 sys.stdout.flush()
+
+
+def _process(name: str) -> dict[str, str]:
+    return {"SANLENS_TEST_PROCESS": name}
 
 
 def _say(text: str) -> None:

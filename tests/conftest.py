@@ -37,21 +37,20 @@ pytest_plugins = [
 STACK_FIXTURES = {"stack", "embedded", "isolated", "alertmanager"}
 
 # The whole suite's run (sanlensctl/suite.py) starts the test stack itself and runs its tests in processes side by
-# side: STACK_UP says that the stack is up already and is stopped by the run, SHARD ("k/n") picks this process's
-# share of the stack tests' files.
+# side: STACK_UP says that the stack is up already and is stopped by the run, PROCESS names this process, which
+# runs its share of the stack tests (tests/shards.py).
 STACK_UP = os.environ.get("SANLENS_TEST_STACK_UP") == "1"
-SHARD = os.environ.get("SANLENS_TEST_SHARD")
+PROCESS = os.environ.get("SANLENS_TEST_PROCESS")
 
 
 def pytest_collection_modifyitems(session, items):
-    """Marks the tests that start real components, and runs the others first; keeps only this shard's files."""
+    """Marks the tests that start real components, and runs the others first; keeps only this process's share."""
     for item in items:
         if STACK_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.stack)
     items.sort(key=lambda item: item.get_closest_marker("stack") is not None)  # stable: each group keeps its order
-    if SHARD:
-        k, _ = map(int, SHARD.split("/"))
-        other = {item for item in items if item.get_closest_marker("stack") and shards.shard_of(item.path) != k}
+    if PROCESS:
+        other = {item for item in items if not item.get_closest_marker("stack") or shards.process_of(item) != PROCESS}
         session.config.hook.pytest_deselected(items=list(other))
         items[:] = [item for item in items if item not in other]
 
@@ -136,6 +135,14 @@ def demo_twice(stack):
         return out.stdout
 
     return demo(), demo()
+
+
+@pytest.fixture(scope="session")
+def fleet_loaded(stack, ch, request):
+    """The stack with an install base loaded and its marts built: the session's rollout, unless earlier tests
+    built them (another process of the whole suite's run, on the same stack)."""
+    if not ch.command("SELECT count() FROM sanlens_marts.install_base_histogram"):
+        request.getfixturevalue("rollout")
 
 
 @pytest.fixture(scope="session")

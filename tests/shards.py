@@ -1,12 +1,12 @@
 """The two sides of the whole suite's run (sanlensctl/suite.py): the stack tests' files that each of two pytest
-processes runs, side by side on one test stack, while the CPU would otherwise wait on the stack. The files
-that play the same session scenarios (conftest.py, the *_scenario modules) are on one side, so that no scenario
-is played twice; the sides are balanced by the durations of a whole run (docs/benchmarks.md, "The test suite").
-The tests marked `exclusive` run on a stack of their own, whichever side lists their file."""
+processes runs, side by side on one test stack, while the CPU would otherwise wait on the stack. On one side:
+- the files that play the same session scenarios (conftest.py, the *_scenario modules): none is played twice;
+- the files that play through the stack's Telegraf (`./sanlens demo`, tests.support.polled_by_telegraf): its
+  reload for one test's pollers breaks another's connection to its listener.
+The sides are balanced by the durations of a whole run (docs/benchmarks.md, "The test suite"). The tests marked
+`exclusive` run alone, whichever side lists their file: AFTER_SIDES below."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 SIDES = (
     {
@@ -19,38 +19,47 @@ SIDES = (
         "test_slo.py",
         "test_tiering.py",
         "test_transport.py",
+        "test_access.py",
+        "test_demo.py",
+        "test_fuzz_normalize.py",
+        "test_ingest_e2e.py",
         "test_normalize.py",
-        "test_replay.py",
         "test_backlog.py",
         "test_crash_recovery.py",
         "test_dashboard_load.py",
         "test_isolation.py",
     },
     {
-        "test_access.py",
         "test_alertmanager.py",
         "test_cli.py",
-        "test_demo.py",
         "test_embedded_clickhouse.py",
         "test_firmware_rollout_acceptance.py",
         "test_flink_cluster.py",
-        "test_fuzz_normalize.py",
         "test_histogram_merge.py",
         "test_histograms_job.py",
-        "test_ingest_e2e.py",
         "test_load_curve.py",
         "test_loader.py",
         "test_pipeline_path.py",
         "test_rollups.py",
         "test_supervision.py",
         "test_tiers.py",
+        "test_replay.py",
     },
 )
 
 
-def shard_of(path: Path) -> int:
-    """1 or 2: the side that runs the tests of this file."""
+# Exclusive tests of these files run on the shared stack once both sides are done (the stack is theirs then, with
+# the install base the sides loaded); the other exclusive tests, on a stack of their own from the start.
+AFTER_SIDES = {"test_dashboard_load.py", "test_isolation.py"}
+
+
+def process_of(item) -> str:
+    """The process of the whole suite's run that runs this stack test: side 1, side 2, after (the sides), alone."""
+    if item.get_closest_marker("exclusive"):
+        return "after" if item.path.name in AFTER_SIDES else "alone"
     for k, files in enumerate(SIDES, 1):
-        if path.name in files:
-            return k
-    raise LookupError(f"{path.name} is on neither side of tests/shards.py: add it to the side it shares scenarios with")
+        if item.path.name in files:
+            return f"side {k}"
+    raise LookupError(
+        f"{item.path.name} is on neither side of tests/shards.py: add it to the side it shares scenarios with"
+    )

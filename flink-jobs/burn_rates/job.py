@@ -11,12 +11,14 @@ from ingest import topics
 from slo import definitions
 
 JOB = "burn_rates"
-# One subtask keeps each entity's windows in order through the joins, which the evaluator relies on.
+# One subtask keeps each entity's windows in order through the joins and pair_volume_windows, which the evaluator
+# relies on.
 PARALLELISM = 1
 EVALUATOR_CLASS = "io.sanlens.burnrates.EvaluateBurnRates"
-# The joins hold a window's histogram as one row (its buckets in arrays) since issue 38: state of the row per
-# bucket before it cannot be read into these rows.
-STATE_LAYOUT = "histogram-windows"
+# A volume's histogram and its path windows meet in one keyed function (pair_volume_windows) since issue 38, no
+# longer in an interval join (whose state held a window's histogram as one row, "histogram-windows"): old
+# checkpoints cannot be read into the function's state.
+STATE_LAYOUT = "volume-windows"
 OPTIONS = [
     (("--input",), {"default": topics.HISTOGRAMS, "help": "topic of service-time histograms"}),
     (("--breakdown",), {"default": topics.BREAKDOWN, "help": "topic of the paths' latency windows"}),

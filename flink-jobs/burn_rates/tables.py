@@ -7,19 +7,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from flink_jobs.common.sql import within
 from ingest import topics
 from slo.definitions import Definitions, Slo
 
-# How long a window's histogram waits for the path's latency window, and the other way round (processing
+# How long a window's histogram waits for the path's latency windows, and the other way round (processing
 # time). The two topics are read at their own paces: in a backfill the histograms' (a row per volume window) and the
 # breakdown's (a row per path and window) drift apart by up to most of the time the backlog takes, and at 2
-# minutes a 7-hour backfill lost more than half of its windows. An interval join (`within`): as a regular join
-# with a time-to-live it took 72 % of the job's CPU in a backfill (docs/benchmarks.md).
-JOIN_WAIT = "INTERVAL '20' MINUTE"
-# The job's default state time-to-live (`table.exec.state.ttl`): for state no interval or hint bounds, such as
-# the deduplications'.
-JOIN_TTL = "20 min"
+# minutes a 7-hour backfill lost more than half of its windows. The two sides meet in one keyed function
+# (pair_volume_windows, java/: PairVolumeWindows) since issue 38, no longer in an interval join: each side is a
+# point lookup in map state, and the state expires with the job's time-to-live, the same wait.
+JOIN_WAIT_MIN = 20
+JOIN_WAIT_MS = JOIN_WAIT_MIN * 60_000
+# The job's default state time-to-live (`table.exec.state.ttl`): pair_volume_windows' state (what waits for the
+# other side), and state no hint bounds, such as the deduplications'.
+JOIN_TTL = f"{JOIN_WAIT_MIN} min"
 # How long data waits for the inventory, which is read whole at every start: the inventory itself is kept
 # without a time-to-live (one row per array and path). Flink's heap state cleans a key's rows by copying all of
 # them at every access: a join keyed by array that kept 20 minutes of histogram rows took 87 % of the job's CPU.
@@ -86,7 +87,11 @@ VIEWS = {
 
 # A window's histogram is one row (its buckets and their I/Os in two arrays): its good I/Os against a threshold,
 # interpolated inside the bucket the threshold falls in, and its total (java/: GoodIos, TotalIos).
-FUNCTIONS = {"good_ios": "io.sanlens.burnrates.GoodIos", "total_ios": "io.sanlens.burnrates.TotalIos"}
+FUNCTIONS = {
+    "good_ios": "io.sanlens.burnrates.GoodIos",
+    "total_ios": "io.sanlens.burnrates.TotalIos",
+    "pair_volume_windows": "io.sanlens.burnrates.PairVolumeWindows",
+}
 
 
 # The entity an SLO judges, as alerts, `./sanlens slo`, the report and the dashboards name it: a path is host:disk
@@ -143,9 +148,21 @@ def host_side(slos: list[Slo]) -> dict[str, str]:
         for i, slo in enumerate(slos)
     )
     paths = f"""
-        SELECT /*+ STATE_TTL('w' = '{INVENTORY_WAIT}', 'l' = '0 ms') */ l.slo_index, w.*, PROCTIME() AS proc
+        SELECT /*+ STATE_TTL('w' = '{INVENTORY_WAIT}', 'l' = '0 ms') */ l.slo_index, w.*
         FROM path_windows AS w
         JOIN slo_labels AS l ON l.site = w.site AND l.host = w.host AND l.disk = w.disk AND l.direction = w.direction"""
+    # A volume's histogram rows and its path windows of every SLO in one table, so that pair_volume_windows (java/)
+    # meets them in one keyed function: the histogram waits for the windows of its window and direction, or they
+    # for it.
+    sides = """
+        SELECT 'histogram' AS kind, window_start, site, `array`, volume, direction, `buckets`, ios,
+            CAST(NULL AS INT) AS slo_index, CAST(NULL AS STRING) AS host, CAST(NULL AS STRING) AS disk,
+            CAST(NULL AS DOUBLE) AS beyond_array_us
+        FROM array_ios
+        UNION ALL
+        SELECT 'path' AS kind, window_start, site, `array`, volume, direction, CAST(NULL AS ARRAY<INT>) AS `buckets`,
+            CAST(NULL AS ARRAY<BIGINT>) AS ios, slo_index, host, disk, beyond_array_us
+        FROM slo_paths"""
     measures = [_measures(slo) for slo in slos]
     output = _output(
         _case([_quote(slo.name) for slo in slos]),
@@ -157,16 +174,13 @@ def host_side(slos: list[Slo]) -> dict[str, str]:
     return {
         "slo_labels": labels,
         "slo_paths": paths,
+        "volume_sides": sides,
+        # the uid changes with the layout of the function's state
         "host_ios": f"""
         SELECT {output}
-        FROM (
-            SELECT h.window_start, h.site, h.`array`, h.volume, h.`buckets`, h.ios, p.slo_index, p.host, p.disk,
-                p.beyond_array_us
-            FROM array_ios AS h
-            JOIN slo_paths AS p ON p.window_start = h.window_start AND p.site = h.site AND p.`array` = h.`array`
-                AND p.volume = h.volume AND p.direction = h.direction
-                AND {within("p", "h", JOIN_WAIT)}
-        ) AS x""",
+        FROM pair_volume_windows(
+            input => TABLE volume_sides PARTITION BY (site, `array`, volume), wait_ms => {JOIN_WAIT_MS},
+            uid => 'volume-windows-1') AS x""",
     }
 
 

@@ -9,14 +9,6 @@ def window_start(ts: str, window_s: int) -> str:
     return f"TO_TIMESTAMP_LTZ(({epoch_s} - MOD({epoch_s}, {window_s})) * 1000, 3)"
 
 
-def within(later: str, earlier: str, wait: str) -> str:
-    """A join's bound in processing time: `later` arrives at most `wait` (an SQL interval) before or after
-    `earlier`; both have a processing-time attribute `proc`. With it, a join on a window is an interval join,
-    whose state timers drop. A regular join's time-to-live instead made Flink's heap state copy every row of
-    a few keys at each access: most of the CPU of the jobs that joined on windows (docs/benchmarks.md)."""
-    return f"{later}.proc BETWEEN {earlier}.proc - {wait} AND {earlier}.proc + {wait}"
-
-
 def samples_format(metrics, pairs: dict[str, str] | None = None, gather=()) -> str:
     """The WITH options that read `telemetry.samples` (a message per record) as a row per sample, decoding only
     the samples of `metrics`: the format `sanlens-samples` (flink-jobs/common/java/) skips the other messages by
