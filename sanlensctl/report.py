@@ -12,6 +12,7 @@ one of queries/: this module runs them and draws."""
 from __future__ import annotations
 
 import html
+import re
 import textwrap
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -572,6 +573,12 @@ def tier_effects(client) -> go.Figure:
 LOAD_CURVE_ARRAYS = 3  # the arrays whose load curves the report draws, those with a knee first
 
 
+def file_name(chart: str) -> str:
+    """A chart's file name (without .png) and HTML id: its name with what a path or an id cannot hold (an array
+    named `2/hg6/:` by a broken poller, say) as `_`."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", chart)
+
+
 def write(out: Path, top: int = 20, hosts: int = 4) -> int:
     client = db.client()
     if not client.command(cohorts.HAS_HISTOGRAMS):
@@ -612,11 +619,12 @@ def write(out: Path, top: int = 20, hosts: int = 4) -> int:
     sections = {}
     for i, (name, fig) in enumerate({**charts, **load, **tiering, **tier_fill, **latency_slos}.items()):
         fig.update_layout(template="plotly_white", width=1100)
-        fig.write_image(out / f"{name}.png", scale=1)
+        file = file_name(name)
+        fig.write_image(out / f"{file}.png", scale=1)
         sections[name] = (
-            f'<section id="{name}">'
+            f'<section id="{file}">'
             + fig.to_html(full_html=False, include_plotlyjs=i == 0)
-            + f'<p><a href="{name}.png">{name}.png</a></p>{notes.get(name, "")}</section>'
+            + f'<p><a href="{file}.png">{file}.png</a></p>{notes.get(name, "")}</section>'
         )
         print(f"wrote {out / (name + '.png')}")
     no_tiering = "<p>No tier migration: no hybrid volume's Tier 0 share moved beyond its noise.</p>"

@@ -23,7 +23,6 @@ SIDES = (
         "test_demo.py",
         "test_fuzz_normalize.py",
         "test_ingest_e2e.py",
-        "test_normalize.py",
         "test_backlog.py",
         "test_crash_recovery.py",
         "test_dashboard_load.py",
@@ -44,6 +43,7 @@ SIDES = (
         "test_supervision.py",
         "test_tiers.py",
         "test_replay.py",
+        "test_normalize.py",
     },
 )
 

@@ -13,7 +13,7 @@ from PIL import Image, ImageStat
 
 from ingest import topics
 from queries.tiers import FULLEST_ARRAYS
-from sanlensctl import tier_charts
+from sanlensctl import report, tier_charts
 from sanlensctl.report import NO_SLO_WINDOWS, with_gaps
 from tests.support import printed_tables, sanlens, wait_for_job
 from tests.tiering_truth import effects_of
@@ -22,7 +22,7 @@ from tests.tiering_truth import effects_of
 def fullest_arrays(ch) -> list[str]:
     """The charts the report draws of the fleet's fullest hybrid arrays, as the store ranks them now."""
     ranked = ch.query(FULLEST_ARRAYS, parameters={"top": tier_charts.ARRAYS}).result_rows
-    return sorted(f"tiers-{a}" for a, *_ in ranked)
+    return sorted(report.file_name(f"tiers-{a}") for a, *_ in ranked)
 
 
 TITLES = [
