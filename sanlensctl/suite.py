@@ -1,11 +1,10 @@
 """The whole test suite as `./sanlens test` runs it: pytest processes side by side, since the stack tests mostly wait
 on a stack, on two test stacks. Which stack test runs where: tests/shards.py.
 
-- `alone`: most tests marked `exclusive` (they stop, kill or pause part of a stack, or bound its lag), one after
+- `alone`: the tests marked `exclusive` (they stop, kill or pause part of a stack, or bound its lag), one after
   the other on a stack of their own, which that process starts and stops (conftest.py checks `up` and `down`);
 - `no stack`: the tests that need none, while the shared stack starts;
-- `side 1`, `side 2`: the other stack tests, their files split in two, on the shared stack;
-- `after`: the rest of the exclusive tests, on the shared stack once the sides are done; then the run stops it.
+- `side 1`, `side 2`: the other stack tests, their files split in two, on the shared stack; then the run stops it.
 
 Each process's lines are printed as they come, prefixed with its name."""
 
@@ -54,9 +53,6 @@ def run(pytest: list[str], args: list[str], env: dict[str, str], keep: bool) -> 
             up = {**env, "SANLENS_TEST_STACK_UP": "1"}
             sides = [relay.start(name, [*pytest, "-m", "stack", *args], {**up, **_process(name)}) for name in SIDES]
             results.update({side: relay.wait(side) for side in sides})
-            results["after"] = relay.wait(
-                relay.start("after", [*pytest, "-m", "stack", *args], {**up, **_process("after")})
-            )
         results["alone"] = relay.wait("alone")
     finally:
         relay.stop()

@@ -138,14 +138,6 @@ def demo_twice(stack):
 
 
 @pytest.fixture(scope="session")
-def fleet_loaded(stack, ch, request):
-    """The stack with an install base loaded and its marts built: the session's rollout, unless earlier tests
-    built them (another process of the whole suite's run, on the same stack)."""
-    if not ch.command("SELECT count() FROM sanlens_marts.install_base_histogram"):
-        request.getfixturevalue("rollout")
-
-
-@pytest.fixture(scope="session")
 def rollout(stack, ch, tmp_path_factory):
     """A 12-array firmware rollout backfilled through the whole pipeline once per session (Kafka ->
     normalize -> histograms -> loader -> rollups), with the dbt marts built: over 3 h, 6 arrays move

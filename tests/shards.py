@@ -4,7 +4,7 @@ processes runs, side by side on one test stack, while the CPU would otherwise wa
 - the files that play through the stack's Telegraf (`./sanlens demo`, tests.support.polled_by_telegraf): its
   reload for one test's pollers breaks another's connection to its listener.
 The sides are balanced by the durations of a whole run (docs/benchmarks.md, "The test suite"). The tests marked
-`exclusive` run alone, whichever side lists their file: AFTER_SIDES below."""
+`exclusive` run on a stack of their own, whichever side lists their file."""
 
 from __future__ import annotations
 
@@ -48,15 +48,10 @@ SIDES = (
 )
 
 
-# Exclusive tests of these files run on the shared stack once both sides are done (the stack is theirs then, with
-# the install base the sides loaded); the other exclusive tests, on a stack of their own from the start.
-AFTER_SIDES = {"test_dashboard_load.py", "test_isolation.py"}
-
-
 def process_of(item) -> str:
-    """The process of the whole suite's run that runs this stack test: side 1, side 2, after (the sides), alone."""
+    """The process of the whole suite's run that runs this stack test: side 1, side 2 or alone."""
     if item.get_closest_marker("exclusive"):
-        return "after" if item.path.name in AFTER_SIDES else "alone"
+        return "alone"
     for k, files in enumerate(SIDES, 1):
         if item.path.name in files:
             return f"side {k}"

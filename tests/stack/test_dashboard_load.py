@@ -1,4 +1,4 @@
-"""Busy dashboards, on the tests' stack: with an install base loaded and the marts built (a rollout), 16
+"""Busy dashboards, on the tests' stack: with the session's firmware rollout loaded and the marts built, 16
 clients run every dashboard's own SQL (tests/benchmarks/bench_dashboard_load.py, the 5-minute version) for
 30 s while the demo's fleet is played live through Telegraf at 10x, as `./sanlens demo` does. No query
 fails, the loader keeps inserting meanwhile, its lag stays bounded and drains once the load stops."""
@@ -25,7 +25,7 @@ CAUGHT_UP = 100  # messages: what Telegraf's heartbeat and the last batch leave
 MAX_LAG = 50_000  # messages: the benchmark's bound (--max-lag)
 
 
-def test_sixteen_dashboard_clients_while_the_demo_ingests(fleet_loaded, tmp_path):
+def test_sixteen_dashboard_clients_while_the_demo_ingests(rollout, tmp_path):
     # The demo's fleet under names of this test, live at 10x: every 10 s interval in 1 s.
     run_id = uuid.uuid4().hex[:5]
     text = (ROOT / "ingest" / "scenarios" / "demo.yaml").read_text()

@@ -38,7 +38,7 @@ def pids() -> dict[str, int]:
     return {name: c["pid"] for name, c in json.loads(sanlens("status", "--json").stdout).items()}
 
 
-def test_running_the_tests_leaves_the_users_stack_as_it_was(stack, ch, fleet_loaded):
+def test_running_the_tests_leaves_the_users_stack_as_it_was(stack, ch, rollout):
     def settled():
         # What earlier tests left in flight lands first: every stage caught up, then no table moving for
         # 15 s. Stable counts alone are not enough: under a backlog a job's exactly-once output can stay

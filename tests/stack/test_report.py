@@ -20,9 +20,8 @@ from tests.tiering_truth import effects_of
 
 
 def fullest_arrays(ch) -> list[str]:
-    """The charts the report draws of the fleet's fullest hybrid arrays, as the store ranks them now."""
-    ranked = ch.query(FULLEST_ARRAYS, parameters={"top": tier_charts.ARRAYS}).result_rows
-    return sorted(report.file_name(f"tiers-{a}") for a, *_ in ranked)
+    """The fleet's fullest hybrid arrays, as the store ranks them now."""
+    return sorted(a for a, *_ in ch.query(FULLEST_ARRAYS, parameters={"top": tier_charts.ARRAYS}).result_rows)
 
 
 TITLES = [
@@ -95,7 +94,9 @@ def test_report_renders_in_headless_chromium(rollout, breakdown_played, demo_pla
     assert len([n for n in names if n.startswith("breakdown-")]) == 2
     assert {f"tier-share-{episode['array']}-{episode['volume']}", "tier-migration-effects"} <= set(tiering)
     # the fleet's fullest hybrid arrays: on the shared stack other tests' hybrids may rank before the demo's
-    assert sorted(tiers) in fullest, fullest
+    charted = [arrays for arrays in fullest if sorted(report.file_name(f"tiers-{a}") for a in arrays) == sorted(tiers)]
+    assert charted, (tiers, fullest)
+    fullest = charted[0]
     demo_hybrid = {"a": episode["array"]}  # it reported its tiers, whether or not it ranks
     assert ch.command("SELECT count() FROM sanlens_marts.tier0_fullness WHERE array = {a:String}", demo_hybrid) > 0
 
@@ -108,13 +109,13 @@ def test_report_renders_in_headless_chromium(rollout, breakdown_played, demo_pla
     assert "<th>array-weighted</th>" in dom.stdout and "<th>busiest array (its part of the I/Os)</th>" in dom.stdout
     assert "<h2>Incidents</h2>" in dom.stdout and "fabric</td>" in dom.stdout
     assert f"Tier 0 share of {episode['array']} / {episode['volume']}, its tier migrations shaded" in dom.stdout
-    assert "<h2>Tiers</h2>" in dom.stdout and all(f"Tiers of {a}" in dom.stdout for a, *_ in fullest)
+    assert "<h2>Tiers</h2>" in dom.stdout and all(f"Tiers of {a}" in dom.stdout for a in fullest)
     # the demo's auto-tiering fills its hybrid array's Tier 0 (230 GiB) past the warning level
     assert (
         ch.command("SELECT countIf(warning) FROM sanlens_marts.tier0_fullness WHERE array = {a:String}", demo_hybrid)
         > 0
     )
-    if episode["array"] in {a for a, *_ in fullest}:
+    if episode["array"] in fullest:
         assert f"Tiers of {episode['array']}: Tier 0 past its warning level" in dom.stdout
     assert "<h2>Latency SLOs</h2>" in dom.stdout and NO_SLO_WINDOWS not in dom.stdout
     assert "<th>peak burn 1h</th>" in dom.stdout or "No SLO alert has fired" in dom.stdout  # the alert history
