@@ -11,6 +11,7 @@ Each process's lines are printed as they come, prefixed with its name."""
 from __future__ import annotations
 
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -40,13 +41,15 @@ def run(pytest: list[str], args: list[str], env: dict[str, str], keep: bool) -> 
             cwd=config.ROOT,
         )
     _say(f"the shared test stack is starting in {config.TEST_RUN} (log: {log}); the exclusive tests get {alone}")
-    relay = Relay()
+    relay, alone_env = Relay(), {**env, **config.isolated_env(alone)}
     try:
-        relay.start(
-            "alone", [*pytest, "-m", "stack", *args], {**env, **config.isolated_env(alone), **_process("alone")}
-        )
+        relay.start("alone", [*pytest, "-m", "stack", *args], {**alone_env, **_process("alone")})
         results["no stack"] = relay.wait(relay.start("no stack", [*pytest, "-m", "not stack", *args], env))
-        if starting.wait(timeout=900) != 0:
+        try:
+            came_up = starting.wait(timeout=900) == 0
+        except subprocess.TimeoutExpired:
+            came_up = False
+        if not came_up:
             _say(f"the shared test stack did not come up:\n{log.read_text()[-3000:]}")
             results["shared stack"] = 1
         else:
@@ -55,11 +58,14 @@ def run(pytest: list[str], args: list[str], env: dict[str, str], keep: bool) -> 
             results.update({side: relay.wait(side) for side in sides})
         results["alone"] = relay.wait("alone")
     finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not leave the stacks running
         relay.stop()
         if starting.poll() is None:
             starting.kill()
         down = subprocess.run([str(config.ROOT / "sanlens"), "down", *([] if keep else ["--purge"])], env=env)
         results["shared stack down"] = down.returncode
+        if any(alone.glob("*.pid")):  # the alone process was interrupted before its fixture stopped its stack
+            subprocess.run([str(config.ROOT / "sanlens"), "down", *([] if keep else ["--purge"])], env=alone_env)
     _say(
         f"{time.monotonic() - began:.0f} s: "
         + ", ".join(f"{name} {'ok' if rc in (0, NO_TESTS) else f'FAILED (exit {rc})'}" for name, rc in results.items())
@@ -83,6 +89,8 @@ class Relay:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            encoding="utf-8",
+            errors="replace",  # a byte that is not UTF-8 must not stop the copy (and block the process on its pipe)
             env=env,
             cwd=config.ROOT,
         )
@@ -98,10 +106,12 @@ class Relay:
         return rc
 
     def stop(self) -> None:
-        """What still runs (the run was interrupted) is stopped."""
-        for proc, _ in self.running.values():
-            if proc.poll() is None:
-                proc.terminate()
+        """What still runs (the run was interrupted) is given time to end, then killed."""
+        for proc, _ in self.running.values():  # after Ctrl-C, pytest ends its session: its fixtures stop their stacks
+            try:
+                proc.wait(timeout=180)
+            except subprocess.TimeoutExpired:
+                proc.kill()
                 proc.wait()
 
     def _copy(self, name: str, proc: subprocess.Popen) -> None:
