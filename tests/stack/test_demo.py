@@ -90,8 +90,10 @@ def test_the_default_demo_shows_the_upgrade_effect_with_its_interval(demo_twice,
         parameters={"a": UPGRADED},
     ).result_rows
     assert sorted((a, d) for a, d, *_ in rows) == [(a, d) for a in UPGRADED for d in ("read", "write")]
+    # 2 matched minutes at least: the whole suite plays the demo beside the other side's tests, and on 2 busy cores
+    # its live playback can leave acme-af2 (upgraded at 270 s) 2 whole minutes before its change (3 when quiet)
     for array, direction, period, periods, delta, low, high in rows:
-        assert period == "minute" and periods >= 3 and low <= delta <= high and low < high, (array, direction)
+        assert period == "minute" and periods >= 2 and low <= delta <= high and low < high, (array, direction, periods)
     writes = {a: (low, high) for a, d, *_, low, high in rows if d == "write"}
     assert writes["acme-af1"][0] > 0.2  # Express Writes on the array well below its capacity
     fleet = ch.query(
