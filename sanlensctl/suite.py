@@ -30,16 +30,9 @@ def run(pytest: list[str], args: list[str], env: dict[str, str], keep: bool) -> 
     """`pytest` the command up to its arguments, `args` the user's, `env` the shared test stack's environment."""
     alone = config.TEST_RUN.with_name(f"{config.TEST_RUN.name.removesuffix('-test')}-alone-test")
     log = config.TEST_RUN.parent / f"{config.TEST_RUN.name}-up.log"
-    launcher = shlex.quote(str(config.ROOT / "sanlens"))
     began, results = time.monotonic(), {}
     with open(log, "w") as out:
-        starting = subprocess.Popen(
-            ["bash", "-c", f"{launcher} down --purge && exec {launcher} up"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=config.ROOT,
-        )
+        starting = start_empty_stack(stdout=out, env=env)
     _say(f"the shared test stack is starting in {config.TEST_RUN} (log: {log}); the exclusive tests get {alone}")
     relay, alone_env = Relay(), {**env, **config.isolated_env(alone)}
     try:
@@ -72,6 +65,13 @@ def run(pytest: list[str], args: list[str], env: dict[str, str], keep: bool) -> 
     )
     failed = [rc for rc in results.values() if rc not in (0, NO_TESTS)]
     return failed[0] if failed else 0
+
+
+def start_empty_stack(**popen) -> subprocess.Popen:
+    """`down --purge` (whatever a killed run left behind), then `up`, in the background: a test stack's start."""
+    launcher = shlex.quote(str(config.ROOT / "sanlens"))
+    script = f"{launcher} down --purge && exec {launcher} up"
+    return subprocess.Popen(["bash", "-c", script], stderr=subprocess.STDOUT, cwd=config.ROOT, **popen)
 
 
 class Relay:

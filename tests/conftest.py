@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 import types
 import uuid
 
 import pytest
 
-from sanlensctl import config, db
+from sanlensctl import config, db, suite
 from tests import scenarios, shards
 from tests.support import (
-    ROOT,
     Alertmanager,
     EmbeddedServer,
     assert_nothing_left,
@@ -61,9 +59,7 @@ def pytest_collection_finish(session):
     global starting
     needed = any("stack" in item.fixturenames for item in session.items)
     if needed and not STACK_UP and config.RUN.name.endswith("-test"):
-        launcher = shlex.quote(str(ROOT / "sanlens"))
-        script = f"{launcher} down --purge && exec {launcher} up"  # down: whatever a killed run left behind
-        starting = subprocess.Popen(["bash", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        starting = suite.start_empty_stack(stdout=subprocess.PIPE, text=True)
 
 
 starting: subprocess.Popen | None = None
