@@ -336,13 +336,16 @@ def cmd_test(args) -> int:
         java = install.JavaTests(config.TEST_RUN.parent / f"{config.TEST_RUN.name}-java").start()
         _lint()
         print(f"==> {java.finish()}", file=sys.stderr, flush=True)
+    whole = not named and not any(a.startswith(("-k", "-m")) for a in pytest_args)  # the whole suite, in its phases
     if stack.running():
         print(
-            f"==> your stack ({config.RUN}) is up and stays untouched: the tests start their own in "
-            f"{config.TEST_RUN}" + _memory_warning(),
+            f"==> your stack ({config.RUN}) is up and stays untouched: the tests start their own in {config.TEST_RUN}",
             file=sys.stderr,
             flush=True,
         )
+    warning = _memory_warning(14 if whole else 5)  # two test stacks and the tests' JVMs at the suite's peak
+    if warning:
+        print(f"==> {warning}", file=sys.stderr, flush=True)
     pytest = [
         sys.executable,
         "-m",
@@ -360,7 +363,7 @@ def cmd_test(args) -> int:
         "TMPDIR": str(tmp),
         "JVM_ARGS": config.pyflink_jvm_args(tmp),
     }
-    if not named and not any(a.startswith(("-k", "-m")) for a in pytest_args):  # the whole suite, in its phases
+    if whole:
         return suite.run(pytest, pytest_args, env, keep="--keep" in args.args)
     basetemp = ["--basetemp", str(config.TEST_RUN.parent / f"{config.TEST_RUN.name}-pytest")]
     return subprocess.call([*pytest, *basetemp, *pytest_args], env=env, cwd=config.ROOT)
@@ -382,13 +385,13 @@ def _lint() -> None:
         )
 
 
-def _memory_warning(needed_gib: float = 5) -> str:
+def _memory_warning(needed_gib: float) -> str:
     available = next(int(line.split()[1]) / 2**20 for line in open("/proc/meminfo") if line.startswith("MemAvailable"))
     return (
         ""
         if available >= needed_gib
         else (
-            f" (only {available:.1f} GiB of memory is available and a test stack needs about {needed_gib:g}: "
-            "running anyway, expect swapping or failures)"
+            f"only {available:.1f} GiB of memory is available and these tests need about {needed_gib:g} at their "
+            "peak: running anyway, expect swapping or failures"
         )
     )

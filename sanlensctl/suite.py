@@ -22,7 +22,8 @@ from sanlensctl import config
 
 # what the processes tell the tests' conftest.py; a test that runs `./sanlens test` itself does not pass them on
 VARIABLES = ("SANLENS_TEST_STACK_UP", "SANLENS_TEST_PROCESS")
-SIDES = ("side 1", "side 2")
+ALONE = "alone"
+SIDES = ("side 1", "side 2")  # the shared stack's processes; tests/shards.py lists their files
 NO_TESTS = 5  # pytest's exit status when a process selects nothing (a -k that matches none of its tests)
 
 
@@ -36,7 +37,7 @@ def run(pytest: list[str], args: list[str], env: dict[str, str], keep: bool) -> 
     _say(f"the shared test stack is starting in {config.TEST_RUN} (log: {log}); the exclusive tests get {alone}")
     relay, alone_env = Relay(), {**env, **config.isolated_env(alone)}
     try:
-        relay.start("alone", [*pytest, "-m", "stack", *args], {**alone_env, **_process("alone")})
+        relay.start(ALONE, [*pytest, "-m", "stack", *args], {**alone_env, **_process(ALONE)})
         results["no stack"] = relay.wait(relay.start("no stack", [*pytest, "-m", "not stack", *args], env))
         try:
             came_up = starting.wait(timeout=900) == 0
@@ -49,7 +50,7 @@ def run(pytest: list[str], args: list[str], env: dict[str, str], keep: bool) -> 
             up = {**env, "SANLENS_TEST_STACK_UP": "1"}
             sides = [relay.start(name, [*pytest, "-m", "stack", *args], {**up, **_process(name)}) for name in SIDES]
             results.update({side: relay.wait(side) for side in sides})
-        results["alone"] = relay.wait("alone")
+        results[ALONE] = relay.wait(ALONE)
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not leave the stacks running
         relay.stop()

@@ -8,6 +8,8 @@ The sides are balanced by the durations of a whole run (docs/benchmarks.md, "The
 
 from __future__ import annotations
 
+from sanlensctl import suite
+
 SIDES = (
     {
         "test_breakdown.py",
@@ -51,10 +53,10 @@ SIDES = (
 def process_of(item) -> str:
     """The process of the whole suite's run that runs this stack test: side 1, side 2 or alone."""
     if item.get_closest_marker("exclusive"):
-        return "alone"
-    for k, files in enumerate(SIDES, 1):
+        return suite.ALONE
+    for name, files in zip(suite.SIDES, SIDES, strict=True):
         if item.path.name in files:
-            return f"side {k}"
+            return name
     raise LookupError(
         f"{item.path.name} is on neither side of tests/shards.py: add it to the side it shares scenarios with"
     )
