@@ -13,7 +13,7 @@ of in the 5 minutes before it (sanlens.path_latency), so the on-call knows where
 The burn_rates job can see a burn before the breakdown job has joined its windows: the first firing message of a
 severity on an entity (the one Alertmanager notifies) waits, at most CAUSE_WAIT_S, for the breakdown to pass
 the alert's time by CAUSE_MARGIN_S (time for the detector to open an incident) before its cause is looked up,
-so the page does not blame what came before the burn."""
+so the page does not blame what came before the burn, and then up to INCIDENTS_AFTER_S for the incidents' rows."""
 
 from __future__ import annotations
 
@@ -34,6 +34,9 @@ RETRY_S = 5
 CAUSE_WAIT_S = 90
 CAUSE_MARGIN_S = 30
 CAUSE_POLL_S = 2
+# The breakdown writes a window's path latency and its incident states in one transaction, but the loader may insert
+# the two topics' messages in different batches: once the path windows cover the alert, the incidents get this long.
+INCIDENTS_AFTER_S = 10
 WINDOWS = ("5m", "30m", "1h", "2h", "6h", "1d", "3d")
 
 
@@ -103,6 +106,7 @@ def _incidents_once_covered(client, message: dict, params: dict, deadline: float
     """The entity's incidents once the breakdown is CAUSE_MARGIN_S past the alert's time, or at `deadline`; and,
     when it never got there, the words that say so (the cause then rests on what the breakdown had)."""
     wanted = datetime.fromisoformat(params["ts"]).replace(tzinfo=UTC) + timedelta(seconds=CAUSE_MARGIN_S)
+    covered_since = None  # time.monotonic() when the path windows first covered the alert
     while True:
         incidents = client.query(INCIDENTS, parameters=params).result_rows
         covered = client.query(COVERED, parameters={"site": message["site"]}).first_row[0]
@@ -110,8 +114,10 @@ def _incidents_once_covered(client, message: dict, params: dict, deadline: float
             return incidents, ""  # found, or a resolved alert, or a site the breakdown has no paths of
         covered = covered.replace(tzinfo=UTC)
         if covered >= wanted:
-            return incidents, ""
-        if time.monotonic() >= deadline:
+            covered_since = covered_since or time.monotonic()
+            if time.monotonic() - covered_since >= INCIDENTS_AFTER_S or time.monotonic() >= deadline:
+                return incidents, ""
+        elif time.monotonic() >= deadline:
             return incidents, f"the breakdown was at {covered:%H:%M:%S} UTC, behind the alert; "
         time.sleep(CAUSE_POLL_S)
 
