@@ -56,7 +56,9 @@ SELECT quantileIf(0.95)(delay, ts >= {first:DateTime64(3)} AND ts < {first:DateT
     quantileIf(0.95)(delay, ts > {last:DateTime64(3)} - 60)
 FROM (SELECT ts, dateDiff('millisecond', ts, loaded_at) / 1000 AS delay FROM sanlens.metrics WHERE site = {s:String})
 """
-MAKE_RATE = 15_000  # records/s the simulator makes at least (about 39,000 on 2026-11-26, under 25,000 on 2026-11-28), for when the played clock starts
+# records/s the simulator makes at least, for when the played clock starts (about 39,000 on 2026-11-26, under
+# 25,000 on 2026-11-28)
+MAKE_RATE = 15_000
 
 
 def make_intervals(run_id: str, arrays: int, minutes: float, interval_s: int, topic: str) -> tuple[float, list[int]]:
