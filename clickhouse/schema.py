@@ -3,7 +3,7 @@
 A review sees a schema change as a diff of schema.sql. `--check` fails when the file is not what the
 migrations make (tests/unit/test_contract_columns.py runs it).
 
-    python clickhouse/schema.py [--check]
+    .sanlens/venv/bin/python clickhouse/schema.py [--check]
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def main() -> int:
         text = render(store)
     if args.check:
         if not SCHEMA.exists() or SCHEMA.read_text() != text:
-            print("clickhouse/schema.sql is stale: run python clickhouse/schema.py", file=sys.stderr)
+            print("clickhouse/schema.sql is stale: run .sanlens/venv/bin/python clickhouse/schema.py", file=sys.stderr)
             return 1
         return 0
     SCHEMA.write_text(text)

@@ -331,6 +331,9 @@ def cmd_test(args) -> int:
     install.require_chromium()
     pytest_args = [a for a in args.args if a != "--keep"]
     named = _test_paths(pytest_args)
+    missing = [a for a in pytest_args if a.split("::")[0].endswith(".py") and a not in named]
+    if missing:
+        raise SanlensError(f"no such test file: {', '.join(missing)} (test files are in tests/unit/ and tests/stack/)")
     if not any(a.split("::")[0].endswith(".py") for a in named):  # test files or node ids go straight to pytest
         # the JUnit tests of the jobs' Java run beside the lint (in seconds), in a folder of the test run's own
         java = install.JavaTests(config.TEST_RUN.parent / f"{config.TEST_RUN.name}-java").start()

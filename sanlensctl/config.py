@@ -97,6 +97,7 @@ def isolated_env(run: Path) -> dict[str, str]:
     env["SANLENS_KAFKA"] = f"127.0.0.1:{env['SANLENS_KAFKA_PORT']}"
     env["SANLENS_CLICKHOUSE_URL"] = f"http://127.0.0.1:{env['SANLENS_CLICKHOUSE_PORT']}"
     env["SANLENS_ALERT_WEBHOOK_URL"] = f"http://127.0.0.1:{env['SANLENS_ALERT_WEBHOOK_PORT']}/alerts"
+    env["SANLENS_ALERTMANAGER_URL"] = f"http://127.0.0.1:{env['SANLENS_ALERTMANAGER_PORT']}"
     return env
 
 

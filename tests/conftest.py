@@ -57,7 +57,7 @@ def pytest_collection_finish(session):
     """The session's stack starts in the background as soon as a test will need it, so that it comes up while
     the tests that need none run (the `stack` fixture waits for it)."""
     global starting
-    needed = any("stack" in item.fixturenames for item in session.items)
+    needed = any("stack" in item.fixturenames for item in session.items) and not session.config.option.collectonly
     if needed and not STACK_UP and config.RUN.name.endswith("-test"):
         starting = suite.start_empty_stack(stdout=subprocess.PIPE, text=True)
 
