@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from ingest import topics
 from sanlensctl import offsets, procs
 from sanlensctl.components import flink
-from tests.benchmarks.bench_common import copier
+from tests.support import copier
 
 DISK = "D:"
 INTERVAL_S = 10

@@ -18,6 +18,8 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from confluent_kafka import Producer
+
 from sanlensctl import config, db, install
 from sanlensctl.config import free_port
 
@@ -359,3 +361,17 @@ def printed_tables(text: str) -> dict[str, list[dict]]:
             body.append(dict(zip(head, re.split(r"\s{2,}", row.strip()))))
         tables[lines[i - 1]] = body
     return tables
+
+
+def copier() -> Producer:
+    """A producer for copying a topic's messages as fast as the broker takes them."""
+    return Producer(
+        {
+            **config.kafka_client(),
+            "linger.ms": 20,
+            "batch.size": 1_000_000,
+            "compression.type": "lz4",
+            "queue.buffering.max.messages": 1_000_000,
+            "log_level": 0,
+        }
+    )

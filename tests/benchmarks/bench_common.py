@@ -42,20 +42,6 @@ def require_stack(bench: str) -> None:
         sys.exit(f"{bench}: error: {', '.join(down)} not healthy: start the stack with ./sanlens up")
 
 
-def copier() -> Producer:
-    """A producer for copying a topic's messages as fast as the broker takes them."""
-    return Producer(
-        {
-            **config.kafka_client(),
-            "linger.ms": 20,
-            "batch.size": 1_000_000,
-            "compression.type": "lz4",
-            "queue.buffering.max.messages": 1_000_000,
-            "log_level": 0,
-        }
-    )
-
-
 def copy(consumer: Consumer, producer: Producer, target: str, count: int) -> None:
     """The next `count` messages of `consumer` into `target`, keys kept, flushed."""
     copied = 0

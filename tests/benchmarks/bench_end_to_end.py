@@ -43,8 +43,8 @@ from sanlensctl import config, db, offsets
 from sanlensctl.components import flink
 from sanlensctl.config import free_port
 from sanlensctl.demo import CAUGHT_UP_LAG
-from tests.benchmarks.bench_common import copier, copy, fresh_topics, reader, require_stack, watch
-from tests.support import ROOT
+from tests.benchmarks.bench_common import copy, fresh_topics, reader, require_stack, watch
+from tests.support import ROOT, copier
 
 SCENARIO = ROOT / "ingest" / "scenarios" / "firmware-rollout.yaml"
 

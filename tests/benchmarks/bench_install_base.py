@@ -45,9 +45,10 @@ from ingest.simulator.run import Run
 from sanlensctl import config, db, stack
 from tests import backlog, scenarios
 from tests.benchmarks.bench_backfill_cpu import cpu_by_process
-from tests.benchmarks.bench_common import copier, copy, fresh_topics, reader, require_stack
+from tests.benchmarks.bench_common import copy, fresh_topics, reader, require_stack
 from tests.benchmarks.bench_end_to_end import Progress
 from tests.benchmarks.bench_freshness import print_delays, print_legs
+from tests.support import copier
 
 VOLUMES_PER_ARRAY = 50
 # A sample's delay in the first and in the last minute played: a stack that keeps up has the same in both.

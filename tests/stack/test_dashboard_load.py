@@ -1,7 +1,7 @@
 """Busy dashboards, on the tests' stack: with the session's firmware rollout loaded and the marts built, 16
-clients run every dashboard's own SQL (tests/benchmarks/bench_dashboard_load.py, the 5-minute version) for
-30 s while the demo's fleet is played live through Telegraf at 10x, as `./sanlens demo` does. No query
-fails, the loader keeps inserting meanwhile, its lag stays bounded and drains once the load stops."""
+clients run every dashboard's own SQL (tests/dashboard_load.py, which the 5-minute benchmark runs too) for 30 s
+while the demo's fleet is played live through Telegraf at 10x, as `./sanlens demo` does. No query fails, the loader
+keeps inserting meanwhile, its lag stays bounded and drains once the load stops."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from ingest.simulator import scenario as scenario_file
 from ingest.simulator.run import Run
 from sanlensctl import config
-from tests.benchmarks.bench_dashboard_load import Lag, Load, dashboard_queries, report, report_lag
+from tests.dashboard_load import Lag, Load, dashboard_queries, report, report_lag
 from tests.support import ROOT, polled_by_telegraf, wait_until
 
 pytestmark = pytest.mark.exclusive  # bounds the loader's lag under load

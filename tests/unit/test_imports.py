@@ -86,3 +86,16 @@ def test_nothing_outside_the_command_line_and_the_tests_imports_the_command_line
         if name.split(".")[0] == "sanlensctl"
     ]
     assert not importing, "imports sanlensctl:\n" + "\n".join(importing)
+
+
+def test_no_test_imports_a_test_module_or_a_benchmark():
+    """What the tests and the benchmarks share lives in modules of its own (tests/support.py and the like)."""
+    importing = [
+        f"{path.relative_to(ROOT)}:{line}: {name}"
+        for module, path in MODULES.items()
+        if module.startswith("tests.") and not module.startswith("tests.benchmarks.")
+        for line, name in imported(path)
+        if (m := project_module(name))
+        and (m.startswith("tests.benchmarks.") or m.rpartition(".")[2].startswith("test_"))
+    ]
+    assert not importing, "imports a test module or a benchmark:\n" + "\n".join(importing)
