@@ -334,12 +334,12 @@ def cmd_test(args) -> int:
     missing = [a for a in pytest_args if a.split("::")[0].endswith(".py") and a not in named]
     if missing:
         raise SanlensError(f"no such test file: {', '.join(missing)} (test files are in tests/unit/ and tests/stack/)")
-    if not any(a.split("::")[0].endswith(".py") for a in named):  # test files or node ids go straight to pytest
+    whole = not named and not any(a.startswith(("-k", "-m")) for a in pytest_args)  # the whole suite, in its phases
+    if whole:  # a subset (files, folders, node ids, -k, -m) goes straight to pytest
         # the JUnit tests of the jobs' Java run beside the lint (in seconds), in a folder of the test run's own
         java = install.JavaTests(config.TEST_RUN.parent / f"{config.TEST_RUN.name}-java").start()
         _lint()
         print(f"==> {java.finish()}", file=sys.stderr, flush=True)
-    whole = not named and not any(a.startswith(("-k", "-m")) for a in pytest_args)  # the whole suite, in its phases
     if stack.running():
         print(
             f"==> your stack ({config.RUN}) is up and stays untouched: the tests start their own in {config.TEST_RUN}",
@@ -378,7 +378,7 @@ def _test_paths(pytest_args: list[str]) -> list[str]:
 
 
 def _lint() -> None:
-    """ruff and SQLFluff over the project, before the whole suite (a run of named test files skips them)."""
+    """ruff and SQLFluff over the project, before the whole suite (a subset skips them)."""
     for lint, fix in ((["check", "."], "check --fix ."), (["format", "--check", "."], "format .")):
         if subprocess.call([sys.executable, "-m", "ruff", *lint], cwd=config.ROOT) != 0:
             raise SanlensError(f"ruff {' '.join(lint)} found problems (above): .sanlens/venv/bin/ruff {fix} fixes many")
