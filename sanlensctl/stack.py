@@ -81,7 +81,18 @@ def up() -> dict:
         for component in reversed(started):  # leave nothing half-started behind
             procs.stop_all(component.PROCESSES, timeout=10)
         raise
-    return status()
+    return settled_status()
+
+
+def settled_status(within_s: float = 60) -> dict:
+    """The status once every component answers healthy, or the last one after `within_s`: on a loaded machine a
+    job's JVM, busy with its first records, may miss a probe's timeout just after it was found healthy."""
+    deadline = time.monotonic() + within_s
+    while True:
+        report = status()
+        if all(c["healthy"] for c in report.values()) or time.monotonic() > deadline:
+            return report
+        time.sleep(2)
 
 
 def running() -> bool:
