@@ -18,7 +18,7 @@ EVALUATOR_CLASS = "io.sanlens.burnrates.EvaluateBurnRates"
 # A volume's histogram and its path windows meet in one keyed function (pair_volume_windows) since issue 38, no
 # longer in an interval join (whose state held a window's histogram as one row, "histogram-windows"): old
 # checkpoints cannot be read into the function's state.
-STATE_LAYOUT = "volume-windows"
+STATE_LAYOUT = "volume-windows-labelled"
 OPTIONS = [
     (("--input",), {"default": topics.HISTOGRAMS, "help": "topic of service-time histograms"}),
     (("--breakdown",), {"default": topics.BREAKDOWN, "help": "topic of the paths' latency windows"}),

@@ -24,7 +24,8 @@ JOIN_TTL = f"{JOIN_WAIT_MIN} min"
 # How long data waits for the inventory, which is read whole at every start: the inventory itself is kept
 # without a time-to-live (one row per array and path). Flink's heap state cleans a key's rows by copying all of
 # them at every access: a join keyed by array that kept 20 minutes of histogram rows took 87 % of the job's CPU.
-INVENTORY_WAIT = "20 s"
+INVENTORY_WAIT_S = 20
+INVENTORY_WAIT = f"{INVENTORY_WAIT_S} s"
 FIRST = "ORDER BY proc ASC"  # keep-first deduplication: append-only, and a path's figures are the same in every version
 
 
@@ -43,8 +44,8 @@ def sources(histograms: str, breakdown: str, topology: str) -> list[str]:
     ) WITH ({breakdown}, 'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601')""",
         f"""
     CREATE TABLE topology (
-        kind STRING, customer STRING, site STRING, host STRING, disk STRING, `array` STRING, `model` STRING,
-        media STRING, `databases` ARRAY<STRING>, proc AS PROCTIME()
+        kind STRING, customer STRING, site STRING, host STRING, disk STRING, `array` STRING, volume STRING,
+        `model` STRING, media STRING, `databases` ARRAY<STRING>, proc AS PROCTIME()
     ) WITH ({topology}, 'format' = 'json', 'json.ignore-parse-errors' = 'true')""",
     ]
 
@@ -67,14 +68,17 @@ VIEWS = {
         FROM (
             SELECT *, ROW_NUMBER() OVER (PARTITION BY `array` {FIRST}) AS n FROM topology WHERE kind = 'array'
         ) WHERE n = 1""",
+    # each placement of a path once (a path moved to another volume is a new one; its labels go to that volume)
     "paths": f"""
-        SELECT site, host, disk, `array`, `databases`
+        SELECT customer, site, host, disk, `array`, volume, `databases`
         FROM (
-            SELECT *, ROW_NUMBER() OVER (PARTITION BY site, host, disk {FIRST}) AS n FROM topology WHERE kind = 'path'
+            SELECT *, ROW_NUMBER() OVER (PARTITION BY site, host, disk, `array`, volume {FIRST}) AS n
+            FROM topology WHERE kind = 'path'
         ) WHERE n = 1""",
     # a path with its array's labels: inventory on both sides
     "path_labels": """
-        SELECT /*+ STATE_TTL('p' = '0 ms', 'a' = '0 ms') */ p.site, p.host, p.disk, a.`model`, a.tier, p.`databases`
+        SELECT /*+ STATE_TTL('p' = '0 ms', 'a' = '0 ms') */ p.customer, p.site, p.host, p.disk, p.`array`, p.volume,
+            a.`model`, a.tier, p.`databases`
         FROM paths AS p JOIN arrays AS a ON a.`array` = p.`array`""",
     # a message of before issue 38 (one bucket, no arrays) left in the topic at an upgrade counts for nothing
     "array_ios": "SELECT * FROM histograms WHERE source = 'array' AND `buckets` IS NOT NULL",
@@ -138,31 +142,39 @@ def _case(values: list[str]) -> str:
 
 
 def host_side(slos: list[Slo]) -> dict[str, str]:
-    """The host side's SLOs read one join: each path window meets the SLOs its path belongs to (the inventory's
-    side: a row per path and SLO, with the SLO's direction), then its volume's histogram once. Filters per SLO on
-    the windows' side would give each SLO joins of its own, each holding the windows again (the planner pushes an
-    SLO's label filter below the joins), and filters per SLO on the histogram's side each its histogram rows."""
-    labels = "\n        UNION ALL".join(
-        f"\n        SELECT {i} AS slo_index, '{slo.direction}' AS direction, x.site, x.host, x.disk"
-        f" FROM path_labels AS x WHERE {_selects(slo, direction=False)}"
-        for i, slo in enumerate(slos)
+    """The host side's SLOs in one keyed function, pair_volume_windows (java/), per volume: its histograms, its
+    paths' latency windows, and its paths' labels (a row per placement of a path, with the SLOs it belongs to as
+    "index:direction,..."). A path window meets its path's SLOs of its direction and the histogram of its window
+    and direction there, each by a point lookup in the function's state. Filters per SLO on the windows' side
+    would give each SLO joins of its own, each holding the windows again (the planner pushes an SLO's label filter
+    below the joins), and filters per SLO on the histogram's side each its histogram rows; a join of the windows
+    with the labels kept every window 20 s in its state (the job's busiest operator at 1,000 arrays,
+    docs/benchmarks.md)."""
+    memberships = ", ".join(
+        f"CASE WHEN {_selects(slo, direction=False)} THEN '{i}:{slo.direction}' END" for i, slo in enumerate(slos)
     )
-    paths = f"""
-        SELECT /*+ STATE_TTL('w' = '{INVENTORY_WAIT}', 'l' = '0 ms') */ l.slo_index, w.*
-        FROM path_windows AS w
-        JOIN slo_labels AS l ON l.site = w.site AND l.host = w.host AND l.disk = w.disk AND l.direction = w.direction"""
-    # A volume's histogram rows and its path windows of every SLO in one table, so that pair_volume_windows (java/)
-    # meets them in one keyed function: the histogram waits for the windows of its window and direction, or they
-    # for it.
-    sides = """
-        SELECT 'histogram' AS kind, window_start, site, `array`, volume, direction, `buckets`, ios,
-            CAST(NULL AS INT) AS slo_index, CAST(NULL AS STRING) AS host, CAST(NULL AS STRING) AS disk,
-            CAST(NULL AS DOUBLE) AS beyond_array_us
-        FROM array_ios
-        UNION ALL
-        SELECT 'path' AS kind, window_start, site, `array`, volume, direction, CAST(NULL AS ARRAY<INT>) AS `buckets`,
-            CAST(NULL AS ARRAY<BIGINT>) AS ios, slo_index, host, disk, beyond_array_us
-        FROM slo_paths"""
+    nulls = {
+        "window_start": "CAST(NULL AS TIMESTAMP_LTZ(3))",
+        "direction": "CAST(NULL AS STRING)",
+        "buckets": "CAST(NULL AS ARRAY<INT>)",
+        "ios": "CAST(NULL AS ARRAY<BIGINT>)",
+        "host": "CAST(NULL AS STRING)",
+        "disk": "CAST(NULL AS STRING)",
+        "beyond_array_us": "CAST(NULL AS DOUBLE)",
+        "slos": "CAST(NULL AS STRING)",
+    }
+
+    def side(kind: str, source: str, has: tuple[str, ...], **values: str) -> str:
+        columns = ", ".join(values.get(c, f"x.`{c}`" if c in has else nulls[c]) + f" AS `{c}`" for c in nulls)
+        return f"SELECT '{kind}' AS kind, x.site, x.`array`, x.volume, {columns} FROM {source} AS x"
+
+    sides = "\n        UNION ALL\n        ".join(
+        [
+            side("histogram", "array_ios", ("window_start", "direction", "buckets", "ios")),
+            side("path", "path_windows", ("window_start", "direction", "host", "disk", "beyond_array_us")),
+            side("label", "path_labels", ("host", "disk"), slos=f"CONCAT_WS(',', {memberships})"),
+        ]
+    )
     measures = [_measures(slo) for slo in slos]
     output = _output(
         _case([_quote(slo.name) for slo in slos]),
@@ -172,15 +184,13 @@ def host_side(slos: list[Slo]) -> dict[str, str]:
         _case([objective for _, objective in measures]),
     )
     return {
-        "slo_labels": labels,
-        "slo_paths": paths,
         "volume_sides": sides,
         # the uid changes with the layout of the function's state
         "host_ios": f"""
         SELECT {output}
         FROM pair_volume_windows(
             input => TABLE volume_sides PARTITION BY (site, `array`, volume), wait_ms => {JOIN_WAIT_MS},
-            uid => 'volume-windows-1') AS x""",
+            label_wait_ms => {INVENTORY_WAIT_S * 1000}, uid => 'volume-windows-2') AS x""",
     }
 
 

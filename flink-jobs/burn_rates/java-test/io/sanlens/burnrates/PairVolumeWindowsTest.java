@@ -13,14 +13,18 @@ import org.junit.jupiter.api.Test;
 
 import io.sanlens.common.CollectedRows;
 
-/** A volume's histogram meets its path windows of the same window and direction, whichever comes first. */
+/** A volume's path windows meet their SLOs and the histogram of the same window and direction, whichever comes first. */
 class PairVolumeWindowsTest {
     private static final int WAIT_MS = 20 * 60_000;
+    private static final int LABEL_WAIT_MS = 20_000;
     private static final Instant W = Instant.ofEpochMilli(1_795_000_000_000L);
 
     private final PairVolumeWindows f = new PairVolumeWindows();
     private final CollectedRows collected = new CollectedRows();
     private final List<Row> out = collected.rows;
+    private final MapView<String, String> labels = new MapView<>();
+    private final MapView<String, WaitingPathWindow> unlabelled = new MapView<>();
+    private final MapView<String, Integer> unlabelledCounts = new MapView<>();
     private final MapView<String, WaitingHistogram> histograms = new MapView<>();
     private final MapView<String, WaitingPathWindow> paths = new MapView<>();
     private final MapView<String, Integer> waiters = new MapView<>();
@@ -32,25 +36,29 @@ class PairVolumeWindowsTest {
     }
 
     @Test
-    void aHistogramBeforeItsPathsMeetsEachAsItComes() throws Exception {
+    void aHistogramBeforeItsPathsMeetsEachAsItComesOncePerSloOfItsDirection() throws Exception {
+        label("D:", "0:read,1:read,2:write");
         histogram(W, "read", 10L);
         assertEquals(0, out.size());
-        path(W, "read", 0, "D:", 120.0);
-        path(W, "read", 1, "D:", 120.0);
-        path(W, "write", 0, "D:", 5.0);
-        assertEquals(2, out.size(), "the write window has no histogram yet");
+        path(W, "read", "D:", 120.0);
+        path(W, "write", "D:", 5.0);
+        assertEquals(2, out.size(), "the read window for SLOs 0 and 1; the write window has no histogram yet");
         assertEquals(Row.of(W, "read", new Integer[] {4, 5}, new Long[] {10L, 1L}, 0, "sql1", "D:", 120.0),
                 out.get(0));
         assertEquals(1, out.get(1).getField(4));
         assertEquals(1, count(paths), "nothing waits but the write window");
         assertEquals(1, waiters.get(W.toEpochMilli() + "|write"));
+        histogram(W, "write", 3L);
+        assertEquals(Row.of(W, "write", new Integer[] {4, 5}, new Long[] {3L, 1L}, 2, "sql1", "D:", 5.0), out.get(2));
     }
 
     @Test
     void pathsBeforeTheirHistogramWaitUnderItsWindowAndGoOutWithIt() throws Exception {
-        path(W, "read", 0, "D:", 120.0);
-        path(W, "read", 0, "E:", 80.0);
-        path(W.plusSeconds(10), "read", 0, "D:", 1.0);
+        label("D:", "0:read");
+        label("E:", "0:read");
+        path(W, "read", "D:", 120.0);
+        path(W, "read", "E:", 80.0);
+        path(W.plusSeconds(10), "read", "D:", 1.0);
         assertEquals(0, out.size());
         assertEquals(3, count(paths), "one entry per path window");
         assertEquals(2, waiters.get(W.toEpochMilli() + "|read"));
@@ -63,27 +71,67 @@ class PairVolumeWindowsTest {
     }
 
     @Test
+    void aPathWindowBeforeItsLabelsWaitsForThemUpToTheirWait() throws Exception {
+        histogram(W, "read", 10L);
+        path(W, "read", "D:", 120.0);
+        now += LABEL_WAIT_MS;
+        path(W, "read", "E:", 80.0);
+        assertEquals(0, out.size());
+        assertEquals(2, count(unlabelled));
+        now += 1; // D:'s window is past its wait, E:'s is not
+        label("D:", "0:read");
+        label("E:", "0:read,1:read");
+        assertEquals(List.of("E:", "E:"), List.of(out.get(0).getField(6), out.get(1).getField(6)));
+        assertEquals(List.of(0, 1), List.of(out.get(0).getField(4), out.get(1).getField(4)));
+        assertEquals(0, count(unlabelled) + count(unlabelledCounts));
+    }
+
+    @Test
+    void aPathInNoSloOfItsDirectionWaitsForNothing() throws Exception {
+        label("D:", "");
+        label("E:", "0:write");
+        path(W, "read", "D:", 120.0);
+        path(W, "read", "E:", 120.0);
+        histogram(W, "read", 10L);
+        assertEquals(0, out.size());
+        assertEquals(0, count(paths) + count(unlabelled));
+    }
+
+    @Test
+    void aVersionPublishedAgainReplacesThePathsLabels() throws Exception {
+        label("D:", "0:read");
+        label("D:", "1:read");
+        histogram(W, "read", 10L);
+        path(W, "read", "D:", 120.0);
+        assertEquals(1, out.size());
+        assertEquals(1, out.get(0).getField(4));
+    }
+
+    @Test
     void aHistogramDeliveredAgainIsDroppedAndNothingGoesOutTwice() throws Exception {
-        path(W, "read", 0, "D:", 120.0);
+        label("D:", "0:read");
+        path(W, "read", "D:", 120.0);
         histogram(W, "read", 10L);
         histogram(W, "read", 99L);
         assertEquals(1, out.size(), "the path window went out once");
-        path(W, "read", 1, "D:", 120.0);
+        label("D:", "1:read");
+        path(W, "read", "D:", 120.0);
         assertEquals(2, out.size());
         assertEquals(10L, ((Long[]) out.get(1).getField(3))[0], "the first histogram is kept");
     }
 
     @Test
     void aSideMoreThanTheWaitLateIsLost() throws Exception {
+        label("D:", "0:read");
         histogram(W, "read", 10L);
         now += WAIT_MS; // just in time
-        path(W, "read", 0, "D:", 120.0);
+        path(W, "read", "D:", 120.0);
         now += 1;
-        path(W, "read", 1, "D:", 120.0); // late: the histogram is past its wait, the path waits in turn
+        path(W, "read", "D:", 120.0); // late: the histogram is past its wait, the path waits in turn
         assertEquals(1, out.size());
         now += WAIT_MS + 1;
         histogram(W.plusSeconds(10), "read", 10L);
-        path(W.plusSeconds(10), "read", 0, "D:", 120.0);
+        path(W.plusSeconds(10), "read", "D:", 120.0);
         histogram(W, "read", 10L); // the path that waited is past its wait: not paired
         assertEquals(2, out.size());
         assertEquals(W.plusSeconds(10), out.get(1).getField(0));
@@ -92,8 +140,10 @@ class PairVolumeWindowsTest {
 
     @Test
     void whatTheTimeToLiveClearedIsSkipped() throws Exception {
-        path(W, "read", 0, "D:", 120.0);
-        path(W, "read", 0, "E:", 120.0);
+        label("D:", "0:read");
+        label("E:", "0:read");
+        path(W, "read", "D:", 120.0);
+        path(W, "read", "E:", 120.0);
         paths.remove(W.toEpochMilli() + "|read#0"); // as the state's time-to-live clears an entry
         histogram(W, "read", 10L);
         assertEquals(1, out.size());
@@ -101,32 +151,50 @@ class PairVolumeWindowsTest {
         assertEquals(0, count(paths) + count(waiters));
     }
 
-    private void histogram(Instant window, String direction, long firstIos) throws Exception {
-        Row row = Row.withNames();
-        row.setField("kind", "histogram");
-        row.setField("window_start", window);
-        row.setField("direction", direction);
-        row.setField("buckets", new Integer[] {4, 5});
-        row.setField("ios", new Long[] {firstIos, 1L});
-        row.setField("slo_index", null);
-        row.setField("host", null);
-        row.setField("disk", null);
-        row.setField("beyond_array_us", null);
-        f.eval(histograms, paths, waiters, row, WAIT_MS);
+    @Test
+    void theSloIndexesOfADirection() {
+        assertEquals("0,2", PairVolumeWindows.sloIndexes("0:read,1:write,2:read", "read"));
+        assertEquals("", PairVolumeWindows.sloIndexes("", "read"));
     }
 
-    private void path(Instant window, String direction, int slo, String disk, double beyondUs) throws Exception {
+    private void label(String disk, String slos) throws Exception {
+        Row row = row("label", null, null);
+        row.setField("disk", disk);
+        row.setField("slos", slos);
+        eval(row);
+    }
+
+    private void histogram(Instant window, String direction, long firstIos) throws Exception {
+        Row row = row("histogram", window, direction);
+        row.setField("buckets", new Integer[] {4, 5});
+        row.setField("ios", new Long[] {firstIos, 1L});
+        row.setField("host", null);
+        eval(row);
+    }
+
+    private void path(Instant window, String direction, String disk, double beyondUs) throws Exception {
+        Row row = row("path", window, direction);
+        row.setField("disk", disk);
+        row.setField("beyond_array_us", beyondUs);
+        eval(row);
+    }
+
+    private static Row row(String kind, Instant window, String direction) {
         Row row = Row.withNames();
-        row.setField("kind", "path");
+        row.setField("kind", kind);
         row.setField("window_start", window);
         row.setField("direction", direction);
         row.setField("buckets", null);
         row.setField("ios", null);
-        row.setField("slo_index", slo);
         row.setField("host", "sql1");
-        row.setField("disk", disk);
-        row.setField("beyond_array_us", beyondUs);
-        f.eval(histograms, paths, waiters, row, WAIT_MS);
+        row.setField("disk", null);
+        row.setField("beyond_array_us", null);
+        row.setField("slos", null);
+        return row;
+    }
+
+    private void eval(Row row) throws Exception {
+        f.eval(labels, unlabelled, unlabelledCounts, histograms, paths, waiters, row, WAIT_MS, LABEL_WAIT_MS);
     }
 
     private static int count(MapView<String, ?> view) throws Exception {
