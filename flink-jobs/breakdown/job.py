@@ -32,8 +32,9 @@ HELP = {
     "close_after": "incidents: normal windows in a row that close it",
 }
 DETECTOR_CLASS = "io.sanlens.breakdown.DetectIncidents"
-# The parts of a window meet in one keyed function (join_window_parts), no longer in four interval joins.
-STATE_LAYOUT = "window-parts-2"
+# A window's path versions and parts meet in one keyed function (join_window_parts), no longer in a join with the
+# inventory and four interval joins.
+STATE_LAYOUT = "window-parts-3"
 OPTIONS = [
     (("--input",), {"default": topics.SAMPLES, "help": "topic of normalized samples"}),
     (("--topology",), {"default": topics.TOPOLOGY, "help": "topic of the inventory"}),

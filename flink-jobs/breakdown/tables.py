@@ -27,9 +27,6 @@ METRICS = [*HOST_LATENCY, *ARRAY_SERVICE, HBA_OUTSTANDING, PORT_STALL]  # what t
 # 1 minute the SLO scenario's backfill lost 80 simulated minutes of a host's windows. The wait is what the state
 # holds, in RocksDB on disk (issue 38).
 SAMPLE_WAIT = "5 min"
-# No TTL on the inventory's side: a path may be published once. A host's window waits for its path only until
-# the inventory is read at a start.
-KEEP_INVENTORY = "/*+ STATE_TTL('p' = '0 ms', 'h' = '20 s') */"
 PARTS_CLASS = "io.sanlens.breakdown.JoinWindowParts"
 
 
@@ -117,8 +114,9 @@ def views(m: Method) -> dict[str, str]:
     }
 
 
-# The keys the parts of a window go by, as a path names them (the window and site are the partition's)
-ARRAY_PART = "'a|' || `array` || '|' || volume || '|' || direction"
+# The keys the parts of a window go by, as a path names them (join_window_parts puts the window before each, and
+# the direction after a volume's)
+VOLUME_PART = "'a|' || `array` || '|' || volume"
 HBA_PART = "'b|' || host || '|' || host_port"
 
 
@@ -126,40 +124,87 @@ def _port_part(port: str) -> str:
     return f"'p|' || switch || '|' || {port}"
 
 
-_NO_PATH = """CAST(NULL AS STRING) AS customer, CAST(NULL AS STRING) AS host, CAST(NULL AS STRING) AS disk,
-    CAST(NULL AS STRING) AS direction, CAST(NULL AS STRING) AS host_port, CAST(NULL AS INT) AS queue_depth,
-    CAST(NULL AS STRING) AS switch, CAST(NULL AS STRING) AS host_switch_port,
-    CAST(NULL AS STRING) AS array_switch_port, CAST(NULL AS INT) AS hops, CAST(NULL AS DOUBLE) AS distance_km,
-    CAST(NULL AS STRING) AS `array`, CAST(NULL AS STRING) AS volume, CAST(NULL AS TIMESTAMP_LTZ(3)) AS valid_from,
-    CAST(NULL AS DOUBLE) AS host_us, CAST(NULL AS BIGINT) AS ios, CAST(NULL AS STRING) AS array_part,
-    CAST(NULL AS STRING) AS hba_part, CAST(NULL AS STRING) AS host_port_part,
-    CAST(NULL AS STRING) AS array_port_part"""
+# window_parts' columns, each as a kind of row that lacks it has it
+_COLUMNS = {
+    "window_start": "TIMESTAMP_LTZ(3)",
+    "customer": "STRING",
+    "host": "STRING",
+    "disk": "STRING",
+    "direction": "STRING",
+    "host_port": "STRING",
+    "queue_depth": "INT",
+    "switch": "STRING",
+    "host_switch_port": "STRING",
+    "array_switch_port": "STRING",
+    "hops": "INT",
+    "distance_km": "DOUBLE",
+    "array": "STRING",
+    "volume": "STRING",
+    "valid_from": "TIMESTAMP_LTZ(3)",
+    "host_us": "DOUBLE",
+    "ios": "BIGINT",
+    "array_part": "STRING",
+    "hba_part": "STRING",
+    "host_port_part": "STRING",
+    "array_port_part": "STRING",
+    "part": "STRING",
+    "v1": "DOUBLE",
+    "v2": "DOUBLE",
+}
 
 
-def _part_rows(source: str, key: str, v1: str, v2: str = "CAST(NULL AS DOUBLE)") -> str:
-    return f"""
-        SELECT 'part' AS kind, site, window_start, {_NO_PATH}, {key} AS part, CAST({v1} AS DOUBLE) AS v1,
-            CAST({v2} AS DOUBLE) AS v2
-        FROM {source}"""
-
-
-# Each host disk's window with every version of its path that began before the window (sanlens.path_latency
-# keeps the latest of them: the path as of the window), and the parts of the same window: one table, so that
-# join_window_parts (java/) meets them in one keyed function.
-WINDOW_PARTS = f"""
-    SELECT 'path' AS kind, site, window_start, customer, host, disk, direction, host_port, queue_depth, switch,
-        host_switch_port, array_switch_port, hops, distance_km, `array`, volume, valid_from, host_us, ios,
-        {ARRAY_PART} AS array_part, {HBA_PART} AS hba_part, {_port_part("host_switch_port")} AS host_port_part,
-        {_port_part("array_switch_port")} AS array_port_part,
-        CAST(NULL AS STRING) AS part, CAST(NULL AS DOUBLE) AS v1, CAST(NULL AS DOUBLE) AS v2
-    FROM (
-        SELECT {KEEP_INVENTORY} h.window_start, h.direction, h.host_us, h.ios, p.*
-        FROM host_windows AS h
-        JOIN paths AS p ON p.site = h.site AND p.host = h.host AND p.disk = h.disk AND p.valid_from <= h.window_start
+def _rows(kind: str, source: str, **values: str) -> str:
+    """A kind of window_parts' rows from `source`: its columns of `values` (a column's name for itself), the
+    others NULL."""
+    columns = ", ".join(
+        f"{values[c] if c in values else f'CAST(NULL AS {t})'} AS `{c}`" for c, t in _COLUMNS.items()
     )
-    UNION ALL {_part_rows("array_windows", ARRAY_PART, "array_us")}
-    UNION ALL {_part_rows("hba_windows", HBA_PART, "outstanding")}
-    UNION ALL {_part_rows("port_windows", _port_part("port"), "stall", "discards")}"""
+    return f"SELECT '{kind}' AS kind, site, {columns} FROM {source}"
+
+
+def _same(*columns: str) -> dict[str, str]:
+    return {c: f"`{c}`" for c in columns}
+
+
+# Every version of every path, each host disk's window and the parts of each window in one table, so that
+# join_window_parts (java/) meets them in one keyed function: a window with every version of its path that began
+# before it (sanlens.path_latency keeps the latest of them: the path as of the window), and each with its parts.
+WINDOW_PARTS = "\n    UNION ALL ".join(
+    [
+        _rows(
+            "version",
+            "paths",
+            **_same(
+                "customer", "host", "disk", "host_port", "queue_depth", "switch", "host_switch_port",
+                "array_switch_port", "hops", "distance_km", "array", "volume", "valid_from",
+            ),
+            array_part=VOLUME_PART,
+            hba_part=HBA_PART,
+            host_port_part=_port_part("host_switch_port"),
+            array_port_part=_port_part("array_switch_port"),
+        ),
+        _rows("host", "host_windows", **_same("window_start", "host", "disk", "direction", "host_us", "ios")),
+        _rows(
+            "part",
+            "array_windows",
+            window_start="window_start",
+            part=f"{VOLUME_PART} || '|' || direction",
+            v1="CAST(array_us AS DOUBLE)",
+        ),
+        _rows("part", "hba_windows", window_start="window_start", part=HBA_PART, v1="CAST(outstanding AS DOUBLE)"),
+        _rows(
+            "part",
+            "port_windows",
+            window_start="window_start",
+            part=_port_part("port"),
+            v1="CAST(stall AS DOUBLE)",
+            v2="CAST(discards AS DOUBLE)",
+        ),
+    ]
+)
+# How long a host disk's window waits for its path's versions (processing time): the inventory is read whole at
+# every start, and a path is published once (its versions are kept without a time-to-live).
+VERSION_WAIT_MS = 20_000
 
 
 def path_windows(m: Method) -> str:
@@ -192,8 +237,9 @@ def path_windows(m: Method) -> str:
         p.host_port_discards AS host_switch_port_discards,
         p.array_port_stall >= {m.port_stall} OR p.array_port_discards > 0 AS array_switch_port_stalls,
         p.array_port_discards AS array_switch_port_discards
-    FROM join_window_parts(input => TABLE window_parts PARTITION BY (site, window_start), uid => 'window-parts-2')
-        AS p"""
+    FROM join_window_parts(
+        input => TABLE window_parts PARTITION BY site, version_wait_ms => {VERSION_WAIT_MS}, uid => 'window-parts-3'
+    ) AS p"""
 
 
 PARTS = ("host_queueing_us", "fabric_us", "array_us", "unexplained_us")  # they add up to host_us

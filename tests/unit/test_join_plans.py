@@ -12,11 +12,10 @@ import pytest
 
 from tests.support import job_plan
 
-# (job, interval joins, regular joins): the regular ones are the inventory's, which has no window; the
-# breakdown's other sources of a window (array, HBA, two switch ports) meet in one keyed function, no join, and so
-# do burn_rates' volume histograms, path windows and paths' SLOs (issue 38); burn_rates' one regular join: the
-# paths with their arrays (inventory only)
-JOINS = [("histograms", 0, 0), ("breakdown", 0, 1), ("burn_rates", 0, 1)]
+# (job, interval joins, regular joins): the breakdown's host windows, path versions and parts of a window (array,
+# HBA, two switch ports) meet in one keyed function, no join, and so do burn_rates' volume histograms, path windows
+# and paths' SLOs (issue 38); burn_rates' one regular join: the paths with their arrays (inventory only)
+JOINS = [("histograms", 0, 0), ("breakdown", 0, 0), ("burn_rates", 0, 1)]
 
 
 @pytest.mark.parametrize(("name", "interval", "regular"), JOINS)

@@ -3,6 +3,7 @@ package io.sanlens.breakdown;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongSupplier;
 
 import org.apache.flink.table.annotation.ArgumentHint;
 import org.apache.flink.table.annotation.ArgumentTrait;
@@ -13,35 +14,86 @@ import org.apache.flink.table.functions.ProcessTableFunction;
 import org.apache.flink.types.Row;
 
 /**
- * join_window_parts(input => TABLE window_parts PARTITION BY (site, window_start)): each host disk's window on
- * its path meets the four parts of the same window it needs (its volume's service time, its HBA's outstanding
- * I/Os, its two switch ports' stall and discards) and goes out once all are in. One keyed function instead of
- * four joins: the parts are point lookups in a map, a window that waits is filed under the part it waits for, and
- * the window's state expires with the job's state time-to-live (the samples' wait).
+ * join_window_parts(input => TABLE window_parts PARTITION BY site, version_wait_ms => ...): each host disk's window
+ * meets every version of its path that began before the window, and each such path window meets the four parts of
+ * the same window it needs (its volume's service time, its HBA's outstanding I/Os, its two switch ports' stall and
+ * discards) and goes out once all are in. One keyed function instead of a join with the inventory and four joins
+ * of parts: versions and parts are point lookups in maps, a window that waits is filed under what it waits for,
+ * and what waits expires with the job's state time-to-live (the samples' wait).
  *
- * <p>Input rows: kind 'path' (the path's columns, host_us, ios and the keys of the parts it needs: array_part,
- * hba_part, host_port_part, array_port_part) or a part (kind 'part': its key in `part`, its values in v1, v2). A
- * part delivered again replaces the first; a window already out is not sent again.
+ * <p>Input rows, by kind:
+ * <ul>
+ *   <li>'version': a version of a path (its columns, valid_from, and the keys of its parts without the window:
+ *       array_part without the direction). Kept without a time-to-live; a version published again replaces it.
+ *   <li>'host': a host disk's window (window_start, host, disk, direction, host_us, ios). One that comes before
+ *       any version of its path waits `version_wait_ms` (processing time) for them: the inventory is read whole at
+ *       every start.
+ *   <li>'part': a part of a window (window_start, its key in `part`, its values in v1, v2). A part delivered again
+ *       replaces the first; a window already out is not sent again.
+ * </ul>
  */
-@DataTypeHint("ROW<customer STRING, host STRING, disk STRING, direction STRING, host_port STRING, queue_depth INT, "
-        + "switch STRING, host_switch_port STRING, array_switch_port STRING, hops INT, distance_km DOUBLE, "
-        + "`array` STRING, volume STRING, valid_from TIMESTAMP_LTZ(3), host_us DOUBLE, ios BIGINT, "
-        + "array_us DOUBLE, outstanding DOUBLE, host_port_stall DOUBLE, host_port_discards DOUBLE, "
-        + "array_port_stall DOUBLE, array_port_discards DOUBLE>")
+@DataTypeHint("ROW<window_start TIMESTAMP_LTZ(3), customer STRING, host STRING, disk STRING, direction STRING, "
+        + "host_port STRING, queue_depth INT, switch STRING, host_switch_port STRING, array_switch_port STRING, "
+        + "hops INT, distance_km DOUBLE, `array` STRING, volume STRING, valid_from TIMESTAMP_LTZ(3), "
+        + "host_us DOUBLE, ios BIGINT, array_us DOUBLE, outstanding DOUBLE, host_port_stall DOUBLE, "
+        + "host_port_discards DOUBLE, array_port_stall DOUBLE, array_port_discards DOUBLE>")
 public final class JoinWindowParts extends ProcessTableFunction<Row> {
     private static final long serialVersionUID = 1L;
 
+    /** Processing time in ms: the wall clock, as the state's time-to-live counts it (the tests set their own). */
+    transient LongSupplier clock = System::currentTimeMillis;
+
     public void eval(
+            @StateHint(name = "versions", ttl = "0") MapView<String, WaitingPath> versions,
+            @StateHint(name = "version_index", ttl = "0") MapView<String, String> versionIndex,
+            @StateHint(name = "unversioned") MapView<String, WaitingPath> unversioned,
+            @StateHint(name = "unversioned_counts") MapView<String, Integer> unversionedCounts,
             @StateHint(name = "parts") MapView<String, double[]> parts,
             @StateHint(name = "waiting") MapView<String, WaitingPath> waiting,
             @StateHint(name = "waiters") MapView<String, Integer> waiters,
-            @ArgumentHint(value = ArgumentTrait.SET_SEMANTIC_TABLE, name = "input") Row input) throws Exception {
+            @ArgumentHint(value = ArgumentTrait.SET_SEMANTIC_TABLE, name = "input") Row input,
+            @ArgumentHint(name = "version_wait_ms") Integer versionWaitMs) throws Exception {
+        if (clock == null) clock = System::currentTimeMillis;
+        long now = clock.getAsLong();
         Waiting queue = new Waiting(waiting, waiters);
-        if ("path".equals(input.getFieldAs("kind"))) {
-            meet(WaitingPath.of(input), parts, queue);
+        String kind = input.getFieldAs("kind");
+        if ("version".equals(kind)) {
+            WaitingPath v = WaitingPath.version(input);
+            if (v.validFromMs == null) return; // begins at no known time: meets nothing, as in a join on it
+            String path = v.host + "|" + v.disk;
+            String key = path + "|" + v.validFromMs;
+            boolean known = versions.contains(key);
+            versions.put(key, v);
+            if (known) return; // published again: the windows it met are not sent again
+            String index = versionIndex.get(path);
+            versionIndex.put(path, index == null ? String.valueOf(v.validFromMs) : index + "," + v.validFromMs);
+            // a window that came before any version of its path meets each version that comes within its wait
+            Waiting early = new Waiting(unversioned, unversionedCounts);
+            for (WaitingPath w : early.takeAll(path)) {
+                if (now - w.arrivedMs > versionWaitMs) continue;
+                if (v.validFromMs <= w.windowMs) meet(v.onWindow(w), parts, queue);
+                early.add(path, w);
+            }
             return;
         }
-        String key = input.getFieldAs("part");
+        Instant window = input.getFieldAs("window_start");
+        if (window == null) return; // meets nothing, as in an equi-join
+        if ("host".equals(kind)) {
+            WaitingPath w = WaitingPath.window(input, window.toEpochMilli(), now);
+            String path = w.host + "|" + w.disk;
+            String index = versionIndex.get(path);
+            if (index == null) {
+                new Waiting(unversioned, unversionedCounts).add(path, w);
+                return;
+            }
+            for (String validFrom : index.split(",")) {
+                if (Long.parseLong(validFrom) > w.windowMs) continue;
+                WaitingPath v = versions.get(path + "|" + validFrom);
+                if (v != null) meet(v.onWindow(w), parts, queue);
+            }
+            return;
+        }
+        String key = window.toEpochMilli() + "|" + input.getFieldAs("part");
         Double v2 = input.getFieldAs("v2");
         parts.put(key, new double[] {input.<Double>getFieldAs("v1"), v2 == null ? 0 : v2});
         for (WaitingPath w : queue.takeAll(key)) meet(w, parts, queue);
@@ -59,18 +111,18 @@ public final class JoinWindowParts extends ProcessTableFunction<Row> {
             queue.add(w.arrayPortPart, w);
         } else {
             collect(Row.of(
-                    w.customer, w.host, w.disk, w.direction, w.hostPort, w.queueDepth, w.switchName,
-                    w.hostSwitchPort, w.arraySwitchPort, w.hops, w.distanceKm, w.array, w.volume,
-                    w.validFromMs == null ? null : Instant.ofEpochMilli(w.validFromMs), w.hostUs, w.ios,
+                    Instant.ofEpochMilli(w.windowMs), w.customer, w.host, w.disk, w.direction, w.hostPort,
+                    w.queueDepth, w.switchName, w.hostSwitchPort, w.arraySwitchPort, w.hops, w.distanceKm, w.array,
+                    w.volume, w.validFromMs == null ? null : Instant.ofEpochMilli(w.validFromMs), w.hostUs, w.ios,
                     w.arrayValues[0], w.hbaValues[0], w.hostPortValues[0], w.hostPortValues[1],
                     w.arrayPortValues[0], w.arrayPortValues[1]));
         }
     }
 
     /**
-     * The paths waiting for each part, one state entry per path (`part#n`) and their count per part: a path added is
-     * one write, whatever waits already. As one array per part, every path added rewrote the part's whole array, and
-     * a switch port shared by thousands of paths (1,000 arrays behind one switch) stopped the job.
+     * The windows waiting under each key, one state entry per window (`key#n`) and their count per key: a window
+     * added is one write, whatever waits already. As one array per part, every window added rewrote the part's
+     * whole array, and a switch port shared by thousands of paths (1,000 arrays behind one switch) stopped the job.
      */
     private static final class Waiting {
         private final MapView<String, WaitingPath> paths;
@@ -81,22 +133,22 @@ public final class JoinWindowParts extends ProcessTableFunction<Row> {
             this.counts = counts;
         }
 
-        void add(String part, WaitingPath w) throws Exception {
-            Integer n = counts.get(part);
+        void add(String key, WaitingPath w) throws Exception {
+            Integer n = counts.get(key);
             int next = n == null ? 0 : n;
-            paths.put(part + "#" + next, w);
-            counts.put(part, next + 1);
+            paths.put(key + "#" + next, w);
+            counts.put(key, next + 1);
         }
 
-        List<WaitingPath> takeAll(String part) throws Exception {
-            Integer n = counts.get(part);
+        List<WaitingPath> takeAll(String key) throws Exception {
+            Integer n = counts.get(key);
             if (n == null) return List.of();
-            counts.remove(part);
+            counts.remove(key);
             List<WaitingPath> taken = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
-                WaitingPath w = paths.get(part + "#" + i);
+                WaitingPath w = paths.get(key + "#" + i);
                 if (w == null) continue; // expired with the state's time-to-live
-                paths.remove(part + "#" + i);
+                paths.remove(key + "#" + i);
                 taken.add(w);
             }
             return taken;
