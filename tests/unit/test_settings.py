@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
 from pathlib import Path
 
 from ingest import settings
@@ -42,3 +43,32 @@ def test_no_module_but_the_settings_writes_a_default_port_of_the_stack():
         for hit in written_ports(path)
     ]
     assert not written, "a default port written outside ingest/settings.py:\n" + "\n".join(written)
+
+
+# The compose file's addresses are its containers' (each image's own port), not the local stack's.
+CONFIG_SUFFIXES = (".yml", ".yaml", ".toml", ".ini", ".conf", ".tmpl", ".cfg", ".properties", ".sh")
+COMPOSE = "docker-compose.yml"
+PORTS = "|".join(str(p) for p in settings.PORTS.values())
+# a default port in a local address, or as the default of dbt's env_var (a container's address, such as the
+# compose file's clickhouse:8123, is another stack's)
+LOCAL = re.compile(rf"(127\.0\.0\.1|localhost|0\.0\.0\.0):({PORTS})(?!\d)|env_var\([^)]*'({PORTS})'")
+
+
+def config_files() -> list[Path]:
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    return [ROOT / f for f in listed if f.endswith(CONFIG_SUFFIXES) and f != COMPOSE]
+
+
+def local_addresses(name: str, text: str) -> list[str]:
+    return [f"{name}:{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1) if LOCAL.search(line)]
+
+
+def test_the_rule_finds_a_default_port_in_a_config_file():
+    planted = "port: \"{{ env_var('SANLENS_CLICKHOUSE_PORT', '8123') }}\"\nurl: http://127.0.0.1:9097/alerts\n"
+    assert len(local_addresses("profiles.yml", planted)) == 2
+    assert not local_addresses("compose", "host: clickhouse\nport: 8123\nurl: http://sanlens-alert-webhook/alerts")
+
+
+def test_no_config_file_writes_a_default_port_of_the_local_stack():
+    hits = [hit for p in config_files() for hit in local_addresses(str(p.relative_to(ROOT)), p.read_text("utf-8"))]
+    assert not hits, "a default port of the local stack written outside ingest/settings.py:\n" + "\n".join(hits)
