@@ -156,9 +156,7 @@ _COLUMNS = {
 def _rows(kind: str, source: str, **values: str) -> str:
     """A kind of window_parts' rows from `source`: its columns of `values` (a column's name for itself), the
     others NULL."""
-    columns = ", ".join(
-        f"{values[c] if c in values else f'CAST(NULL AS {t})'} AS `{c}`" for c, t in _COLUMNS.items()
-    )
+    columns = ", ".join(f"{values[c] if c in values else f'CAST(NULL AS {t})'} AS `{c}`" for c, t in _COLUMNS.items())
     return f"SELECT '{kind}' AS kind, site, {columns} FROM {source}"
 
 
@@ -175,8 +173,19 @@ WINDOW_PARTS = "\n    UNION ALL ".join(
             "version",
             "paths",
             **_same(
-                "customer", "host", "disk", "host_port", "queue_depth", "switch", "host_switch_port",
-                "array_switch_port", "hops", "distance_km", "array", "volume", "valid_from",
+                "customer",
+                "host",
+                "disk",
+                "host_port",
+                "queue_depth",
+                "switch",
+                "host_switch_port",
+                "array_switch_port",
+                "hops",
+                "distance_km",
+                "array",
+                "volume",
+                "valid_from",
             ),
             array_part=VOLUME_PART,
             hba_part=HBA_PART,
