@@ -131,6 +131,19 @@ def wait_until(check, timeout: float, what: str):
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
+def settle(read, timeout: float, quiet: float = 30):
+    """`read()` until it says done (its first item) or its figures stopped changing for `quiet` s: then its last
+    answer, for the assertions to say what is missing."""
+    deadline, last, since = time.monotonic() + timeout, None, time.monotonic()
+    while True:
+        done, figures = read()
+        if done or time.monotonic() > deadline or time.monotonic() - since > quiet:
+            return figures
+        if figures != last:
+            last, since = figures, time.monotonic()
+        time.sleep(1)
+
+
 def wait_for_job(job: str, inputs: list[str], outputs: list[str], timeout: float = 600) -> None:
     """Until the Flink job `job` has read everything on `inputs` so far and the loader has loaded what it wrote
     for them on `outputs`. The job commits its input offsets and its output transactions at the same checkpoint,
