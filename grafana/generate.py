@@ -1,4 +1,6 @@
-"""Writes every dashboard of grafana/ as provisioning JSON into grafana/dashboards/ and the SLO alert rules.
+"""Writes every dashboard of grafana/ as provisioning JSON into grafana/dashboards/ (the main organisation's) and
+grafana/dashboards-customers/ (the customers' organisations': the same, less what reads every customer's data), and the
+SLO alert rules.
 
 The alert rules (grafana/slo_alert_rules.py) go to grafana/provisioning/alerting/sanlens-slos.yaml, the Tier 0
 warning (grafana/tier_alert_rules.py) to sanlens-tiers.yaml; the organisations, their data sources and dashboards
@@ -39,8 +41,10 @@ DASHBOARDS = {
 }
 
 
-def render(module) -> str:
-    board = json.loads(JSONEncoder().encode(module.build().build()))
+def render(module, for_customers: bool = False) -> str:
+    """The dashboard of `module` as provisioning JSON: its variant for customers' organisations if it has one."""
+    build = getattr(module, "build_for_customers", module.build) if for_customers else module.build
+    board = json.loads(JSONEncoder().encode(build().build()))
     for panel in [q for p in board.get("panels", []) for q in [p, *p.get("panels", [])]]:
         if not panel.get("repeat"):
             # the SDK gives every panel a repeat direction: one that repeats on no variable has none to give
@@ -54,6 +58,7 @@ def main() -> int:
     args = ap.parse_args()
     stale = []
     files = [(HERE / "dashboards" / name, render(module)) for name, module in DASHBOARDS.items()]
+    files += [(organisations.CUSTOMER_DASHBOARDS / name, render(m, True)) for name, m in DASHBOARDS.items()]
     files.append((slo_alert_rules.PATH, slo_alert_rules.render()))
     files.append((tier_alert_rules.PATH, tier_alert_rules.render()))
     files.extend(organisations.files())

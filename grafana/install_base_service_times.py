@@ -93,7 +93,7 @@ def variable(name: str, label: str, parents: list[str]) -> dashboard.QueryVariab
 COHORT = "concat(array_model, ' ', firmware) AS cohort"
 
 
-def cohort_histogram() -> barchart.Panel:
+def cohort_histogram(levels: list[Level]) -> barchart.Panel:
     sql = f"""
 SELECT
     bucket,
@@ -101,7 +101,7 @@ SELECT
     {COHORT},
     sum(ios) / sum(sum(ios)) OVER (PARTITION BY cohort) AS share
 FROM (
-{by_level("bucket, array_model, firmware", [FLEET, ARRAYS, VOLUMES])}
+{by_level("bucket, array_model, firmware", levels)}
 )
 GROUP BY bucket, cohort
 HAVING sum(ios) > 0
@@ -305,7 +305,8 @@ def upgrade_effects() -> table.Panel:
     )
 
 
-def build() -> dashboard.Dashboard:
+def build(levels: tuple[Level, ...] = (FLEET, ARRAYS, VOLUMES)) -> dashboard.Dashboard:
+    """The dashboard; `levels` the rollups its histogram by model and firmware reads from, coarsest first."""
     board = (
         dashboard.Dashboard(TITLE)
         .uid(UID)
@@ -328,7 +329,7 @@ def build() -> dashboard.Dashboard:
         board = board.with_variable(variable(name, label, parents))
     board = (
         board.with_row(dashboard.Row("Fleet").id(100))
-        .with_panel(cohort_histogram())
+        .with_panel(cohort_histogram(list(levels)))
         .with_panel(cohort_table())
         .with_panel(percentiles_by_cohort())
         .with_panel(percentiles())
@@ -347,3 +348,10 @@ def build() -> dashboard.Dashboard:
         .with_panel(upgrade_effects())
     )
     return board
+
+
+def build_for_customers() -> dashboard.Dashboard:
+    """The same dashboard for a customer's organisation (grafana/organisations.py): its histogram by model and
+    firmware never reads the fleet level, which pools every customer's I/Os and which a customer's role may not read
+    (a branch of a UNION ALL that reads nothing is refused all the same); the array level holds the same figures."""
+    return build((ARRAYS, VOLUMES))

@@ -9,6 +9,7 @@ import statistics
 import threading
 import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from ingest.loader.loader import DEFAULT_ROUTES
 from sanlensctl import db, offsets
@@ -20,14 +21,16 @@ DASHBOARDS = ROOT / "grafana" / "dashboards"
 RANGE = {"now-24h": timedelta(hours=24), "now-6h": timedelta(hours=6), "now-1h": timedelta(hours=1)}
 
 
-def dashboard_queries(end: datetime | None = None, span: timedelta | None = None) -> list[tuple[str, str]]:
-    """(name, SQL) of every query a refresh of every dashboard sends: panels' targets, query variables and
+def dashboard_queries(
+    end: datetime | None = None, span: timedelta | None = None, folder: Path = DASHBOARDS
+) -> list[tuple[str, str]]:
+    """(name, SQL) of every query a refresh of every dashboard of `folder` sends: panels' targets, query variables and
     annotations, macros expanded over the dashboard's default range (or `span`) ending at `end`, with
     $__interval as Grafana picks it for a panel about 1,000 px wide and every variable on All. A panel repeated on
     a variable is one copy per value: here the copy of the variable's first value."""
     end = end or datetime.now(UTC)
     queries = []
-    for path in sorted(DASHBOARDS.glob("*.json")):
+    for path in sorted(folder.glob("*.json")):
         board = json.loads(path.read_text())
         start = end - (span or RANGE[board["time"]["from"]])
         interval = max(int((end - start).total_seconds() / 1000), 1)

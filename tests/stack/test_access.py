@@ -13,6 +13,7 @@ import stat
 import time
 import urllib.error
 import urllib.request
+from datetime import UTC, timedelta
 
 import pytest
 import yaml
@@ -21,6 +22,7 @@ from clickhouse_connect.driver.exceptions import DatabaseError
 from clickhouse import roles
 from grafana import organisations
 from sanlensctl import config, db, migrate
+from tests.dashboard_load import dashboard_queries
 from tests.support import ROOT, EmbeddedServer, authorized, sanlens
 
 TABLES = {  # a store in small: the columns that decide a customer's rows
@@ -368,3 +370,29 @@ def test_each_customer_s_grafana_data_source_reads_only_its_own_sites(demo_of_tw
         for table in ("sanlens.path_latency", "sanlens.service_time_hist_1m", "sanlens_marts.host_health"):
             seen = {r[0] for r in client.query(f"SELECT DISTINCT site FROM {table}").result_rows}
             assert seen <= own, (org, table, seen)
+
+
+def test_every_query_of_each_organisation_s_dashboards_runs_as_its_role(demo_of_two_customers):
+    """Each organisation's dashboards (its provider's folder, grafana/provisioning/dashboards/sanlens.yaml): every
+    panel's, variable's and annotation's query, as Grafana sends it over the demo's span, run as the organisation's
+    role. None is refused: a customer's dashboards read nothing its role may not (the fleet level, which pools
+    every customer's I/Os, is refused even in a branch of a UNION ALL that reads nothing)."""
+    folders = {
+        organisations.DASHBOARDS_IN_CONTAINER: ROOT / "grafana" / "dashboards",
+        organisations.CUSTOMER_DASHBOARDS_IN_CONTAINER: organisations.CUSTOMER_DASHBOARDS,
+    }
+    by_org = {o.org_id: o for o in organisations.organisations()}
+    end = db.client().query("SELECT max(ts) FROM sanlens.metrics").result_rows[0][0].replace(tzinfo=UTC)
+    refused, ran = [], 0
+    for provider in yaml.safe_load(organisations.PROVIDERS.read_text())["providers"]:
+        role = by_org[provider["orgId"]].role
+        roles.password(role)
+        client = db.client(user=role)
+        for name, sql in dashboard_queries(end, timedelta(hours=1), folders[provider["options"]["path"]]):
+            try:
+                client.query(sql)
+                ran += 1
+            except DatabaseError as exc:
+                refused.append(f"{role}: {name}: {str(exc).splitlines()[0][:300]}")
+    assert not refused, "\n".join(refused)
+    assert ran > 3 * 30, ran  # the main organisation and two customers', every dashboard's queries

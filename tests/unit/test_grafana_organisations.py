@@ -61,13 +61,26 @@ def test_no_data_source_reads_as_a_user_that_sees_more_than_the_dashboards():
         assert re.fullmatch(r"\$\{SANLENS_CLICKHOUSE_\w+_PASSWORD\}", source["secureJsonData"]["password"]), source
 
 
-def test_every_organisation_gets_the_same_dashboards():
+def test_every_organisation_gets_the_dashboards_the_customers_get_theirs():
     providers = provisioned(organisations.PROVIDERS)["providers"]
     orgs = {o["orgId"] for o in provisioned(organisations.DATASOURCES)["datasources"]}
     assert sorted(p["orgId"] for p in providers) == sorted(orgs)
     assert len({p["name"] for p in providers}) == len(providers)
-    assert {p["options"]["path"] for p in providers} == {"/var/lib/grafana/dashboards"}
+    paths = {p["orgId"]: p["options"]["path"] for p in providers}
+    assert paths.pop(organisations.MAIN_ORG) == organisations.DASHBOARDS_IN_CONTAINER
+    assert set(paths.values()) == {organisations.CUSTOMER_DASHBOARDS_IN_CONTAINER}
     assert all(p["disableDeletion"] and not p["allowUiUpdates"] for p in providers)
+    mounts = COMPOSE["grafana"]["volumes"]
+    assert f"./grafana/dashboards-customers:{organisations.CUSTOMER_DASHBOARDS_IN_CONTAINER}:ro" in mounts
+
+
+def test_the_customers_dashboards_are_the_main_ones_less_the_fleet_level():
+    main = {p.name: json.loads(p.read_text()) for p in (organisations.HERE / "dashboards").glob("*.json")}
+    customers = {p.name: json.loads(p.read_text()) for p in organisations.CUSTOMER_DASHBOARDS.glob("*.json")}
+    assert main.keys() == customers.keys()
+    assert {n: b["uid"] for n, b in main.items()} == {n: b["uid"] for n, b in customers.items()}
+    fleet = "service_time_hist_fleet_1h"  # every customer's I/Os pooled: a customer's role may not read it
+    assert fleet in json.dumps(main) and fleet not in json.dumps(customers)
 
 
 def test_compose_grafana_has_no_anonymous_access_and_each_data_source_s_password():
