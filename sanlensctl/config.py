@@ -83,6 +83,8 @@ def free_port_range(count: int) -> int:
 # sooner that way; the analytics finish in about the same time as at equal priority, since they do the same work;
 # at 1,000 arrays every 10 s the samples keep up (docs/benchmarks.md). 0 turns it off.
 ANALYTICS_NICE = int(os.environ.get("SANLENS_ANALYTICS_NICE", "19"))
+# How long `up` waits for the five Flink jobs: on a busy machine the analytics jobs, at ANALYTICS_NICE, start last.
+FLINK_START_TIMEOUT_S = int(os.environ.get("SANLENS_FLINK_START_TIMEOUT_S", "300"))
 
 
 def isolated_env(run: Path) -> dict[str, str]:

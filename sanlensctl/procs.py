@@ -210,7 +210,8 @@ def wait_for(check, timeout: float, what: str, processes: list[str] = (), why=No
             last_error = exc
         time.sleep(0.5)
     logs = log_file(processes[0]) if len(processes) == 1 else config.LOGS
-    raise SanlensError(f"{what} not healthy after {timeout:.0f} s ({last_error}): see {logs}")
+    probe = f" (the probe: {last_error})" if last_error else ""
+    raise SanlensError(f"{what} not healthy after {timeout:.0f} s{probe}: see {logs}")
 
 
 def last_words(name: str, why=None) -> str:

@@ -8,7 +8,7 @@ import sys
 import time
 
 from sanlensctl import config, install, migrate, procs, supervised, supervisor, topics
-from sanlensctl.components import alertmanager, clickhouse, kafka
+from sanlensctl.components import alertmanager, clickhouse, flink, kafka
 from sanlensctl.errors import SanlensError
 from slo import definitions
 
@@ -18,7 +18,7 @@ COMPONENTS = [*supervised.COMPONENTS, supervisor]
 STARTUP_TIMEOUT = {
     "clickhouse": 60,
     "kafka": 60,
-    "flink": 300,
+    "flink": config.FLINK_START_TIMEOUT_S,
     "loader": 60,
     "telegraf": 60,
     "inbox": 30,
@@ -74,7 +74,13 @@ def up() -> dict:
                     getattr(component, "why", None),  # a Flink job's last exception
                 )
             except SanlensError as exc:
-                raise SanlensError(f"{exc}; last seen: {last.get('detail', 'no answer')}") from None
+                hint = ""
+                if component is flink and config.ANALYTICS_NICE > 0:
+                    hint = (
+                        f"; the analytics jobs run at nice {config.ANALYTICS_NICE} and start last on a busy machine: "
+                        "SANLENS_FLINK_START_TIMEOUT_S=600 waits longer, SANLENS_ANALYTICS_NICE=0 puts them level"
+                    )
+                raise SanlensError(f"{exc}; last seen: {last.get('detail', 'no answer')}{hint}") from None
             _after_start(component)
             say(f"    {component.NAME} healthy in {time.monotonic() - t0:.1f} s")
     except BaseException:
