@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 
@@ -14,7 +15,12 @@ def run(*dbt_args: str, check: bool = True) -> int:
     project = config.ROOT / "dbt"
     argv = [str(exe), *dbt_args, "--project-dir", str(project), "--profiles-dir", str(project)]
     env = dict(config.tool_env(), DBT_TARGET=os.environ.get("DBT_TARGET", "local"))
-    rc = subprocess.call(argv, env=env, cwd=project)
+    # One dbt at a time on a stack: two builds of a model at once collide on its `__dbt_backup` table
+    # (TABLE_ALREADY_EXISTS), as the demo and another test's build did on the tests' shared stack.
+    config.RUN.mkdir(parents=True, exist_ok=True)
+    with open(config.RUN / "dbt.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        rc = subprocess.call(argv, env=env, cwd=project)
     if check and rc != 0:
         raise SanlensError(f"dbt {' '.join(dbt_args)} failed (exit {rc}): see the output above and dbt/logs/")
     return rc
