@@ -1,8 +1,6 @@
 package io.sanlens.breakdown;
 
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.function.LongSupplier;
 
 import org.apache.flink.table.annotation.ArgumentHint;
@@ -12,6 +10,8 @@ import org.apache.flink.table.annotation.StateHint;
 import org.apache.flink.table.api.dataview.MapView;
 import org.apache.flink.table.functions.ProcessTableFunction;
 import org.apache.flink.types.Row;
+
+import io.sanlens.common.Waiting;
 
 /**
  * join_window_parts(input => TABLE window_parts PARTITION BY site, version_wait_ms => ...): each host disk's window
@@ -55,7 +55,7 @@ public final class JoinWindowParts extends ProcessTableFunction<Row> {
             @ArgumentHint(name = "version_wait_ms") Integer versionWaitMs) throws Exception {
         if (clock == null) clock = System::currentTimeMillis;
         long now = clock.getAsLong();
-        Waiting queue = new Waiting(waiting, waiters);
+        Waiting<WaitingPath> queue = new Waiting<>(waiting, waiters);
         String kind = input.getFieldAs("kind");
         if ("version".equals(kind)) {
             WaitingPath v = WaitingPath.version(input);
@@ -68,7 +68,7 @@ public final class JoinWindowParts extends ProcessTableFunction<Row> {
             String index = versionIndex.get(path);
             versionIndex.put(path, index == null ? String.valueOf(v.validFromMs) : index + "," + v.validFromMs);
             // a window that came before any version of its path meets each version that comes within its wait
-            Waiting early = new Waiting(unversioned, unversionedCounts);
+            Waiting<WaitingPath> early = new Waiting<>(unversioned, unversionedCounts);
             for (WaitingPath w : early.takeAll(path)) {
                 if (now - w.arrivedMs > versionWaitMs) continue;
                 if (v.validFromMs <= w.windowMs) meet(v.onWindow(w), parts, queue);
@@ -83,7 +83,7 @@ public final class JoinWindowParts extends ProcessTableFunction<Row> {
             String path = w.host + "|" + w.disk;
             String index = versionIndex.get(path);
             if (index == null) {
-                new Waiting(unversioned, unversionedCounts).add(path, w);
+                new Waiting<>(unversioned, unversionedCounts).add(path, w);
                 return;
             }
             for (String validFrom : index.split(",")) {
@@ -100,7 +100,7 @@ public final class JoinWindowParts extends ProcessTableFunction<Row> {
     }
 
     /** Looks up the parts `w` has not found yet; out if all are in, else it waits for the first one missing. */
-    private void meet(WaitingPath w, MapView<String, double[]> parts, Waiting queue) throws Exception {
+    private void meet(WaitingPath w, MapView<String, double[]> parts, Waiting<WaitingPath> queue) throws Exception {
         if (w.arrayValues == null && (w.arrayValues = parts.get(w.arrayPart)) == null) {
             queue.add(w.arrayPart, w);
         } else if (w.hbaValues == null && (w.hbaValues = parts.get(w.hbaPart)) == null) {
@@ -116,42 +116,6 @@ public final class JoinWindowParts extends ProcessTableFunction<Row> {
                     w.volume, w.validFromMs == null ? null : Instant.ofEpochMilli(w.validFromMs), w.hostUs, w.ios,
                     w.arrayValues[0], w.hbaValues[0], w.hostPortValues[0], w.hostPortValues[1],
                     w.arrayPortValues[0], w.arrayPortValues[1]));
-        }
-    }
-
-    /**
-     * The windows waiting under each key, one state entry per window (`key#n`) and their count per key: a window
-     * added is one write, whatever waits already. As one array per part, every window added rewrote the part's
-     * whole array, and a switch port shared by thousands of paths (1,000 arrays behind one switch) stopped the job.
-     */
-    private static final class Waiting {
-        private final MapView<String, WaitingPath> paths;
-        private final MapView<String, Integer> counts;
-
-        Waiting(MapView<String, WaitingPath> paths, MapView<String, Integer> counts) {
-            this.paths = paths;
-            this.counts = counts;
-        }
-
-        void add(String key, WaitingPath w) throws Exception {
-            Integer n = counts.get(key);
-            int next = n == null ? 0 : n;
-            paths.put(key + "#" + next, w);
-            counts.put(key, next + 1);
-        }
-
-        List<WaitingPath> takeAll(String key) throws Exception {
-            Integer n = counts.get(key);
-            if (n == null) return List.of();
-            counts.remove(key);
-            List<WaitingPath> taken = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-                WaitingPath w = paths.get(key + "#" + i);
-                if (w == null) continue; // expired with the state's time-to-live
-                paths.remove(key + "#" + i);
-                taken.add(w);
-            }
-            return taken;
         }
     }
 }

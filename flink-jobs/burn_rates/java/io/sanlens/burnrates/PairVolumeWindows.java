@@ -1,8 +1,6 @@
 package io.sanlens.burnrates;
 
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.function.LongSupplier;
 
 import org.apache.flink.table.annotation.ArgumentHint;
@@ -12,6 +10,8 @@ import org.apache.flink.table.annotation.StateHint;
 import org.apache.flink.table.api.dataview.MapView;
 import org.apache.flink.table.functions.ProcessTableFunction;
 import org.apache.flink.types.Row;
+
+import io.sanlens.common.Waiting;
 
 /**
  * pair_volume_windows(input => TABLE volume_sides PARTITION BY (site, `array`, volume), wait_ms => ...,
@@ -60,7 +60,7 @@ public final class PairVolumeWindows extends ProcessTableFunction<Row> {
             String path = input.<String>getFieldAs("host") + "|" + input.getFieldAs("disk");
             String slos = input.getFieldAs("slos") == null ? "" : input.getFieldAs("slos");
             labels.put(path, slos);
-            for (WaitingPathWindow p : take(unlabelled, unlabelledCounts, path)) {
+            for (WaitingPathWindow p : new Waiting<>(unlabelled, unlabelledCounts).takeAll(path)) {
                 if (s.now - p.arrivedMs <= labelWaitMs) s.labelled(p, slos);
             }
             return;
@@ -77,7 +77,7 @@ public final class PairVolumeWindows extends ProcessTableFunction<Row> {
         if (slos != null) {
             s.labelled(p, slos);
         } else {
-            file(unlabelled, unlabelledCounts, p.host + "|" + p.disk, p);
+            new Waiting<>(unlabelled, unlabelledCounts).add(p.host + "|" + p.disk, p);
         }
     }
 
@@ -102,7 +102,7 @@ public final class PairVolumeWindows extends ProcessTableFunction<Row> {
             if (fresh(histograms.get(key)) != null) return; // delivered again: the first is kept
             WaitingHistogram h = WaitingHistogram.of(input, now);
             histograms.put(key, h);
-            for (WaitingPathWindow p : take(paths, waiters, key)) {
+            for (WaitingPathWindow p : new Waiting<>(paths, waiters).takeAll(key)) {
                 if (now - p.arrivedMs <= waitMs) emit(h, p);
             }
         }
@@ -117,7 +117,7 @@ public final class PairVolumeWindows extends ProcessTableFunction<Row> {
             if (h != null) {
                 emit(h, p);
             } else {
-                file(paths, waiters, key, p);
+                new Waiting<>(paths, waiters).add(key, p);
             }
         }
 
@@ -146,31 +146,5 @@ public final class PairVolumeWindows extends ProcessTableFunction<Row> {
             }
         }
         return out.toString();
-    }
-
-    /** Files `p` under `key`: one state entry per waiting window ("key#i") and their count, so that nothing
-     * rewrites a list that grows (thousands of windows may wait under one key). */
-    private static void file(MapView<String, WaitingPathWindow> waiting, MapView<String, Integer> counts, String key,
-            WaitingPathWindow p) throws Exception {
-        Integer n = counts.get(key);
-        int next = n == null ? 0 : n;
-        waiting.put(key + "#" + next, p);
-        counts.put(key, next + 1);
-    }
-
-    /** The windows filed under `key`, removed from the state (those its time-to-live cleared are skipped). */
-    private static List<WaitingPathWindow> take(
-            MapView<String, WaitingPathWindow> waiting, MapView<String, Integer> counts, String key) throws Exception {
-        List<WaitingPathWindow> out = new ArrayList<>();
-        Integer n = counts.get(key);
-        if (n == null) return out;
-        counts.remove(key);
-        for (int i = 0; i < n; i++) {
-            WaitingPathWindow p = waiting.get(key + "#" + i);
-            if (p == null) continue;
-            waiting.remove(key + "#" + i);
-            out.add(p);
-        }
-        return out;
     }
 }
