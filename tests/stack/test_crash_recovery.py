@@ -24,7 +24,7 @@ from confluent_kafka import Consumer, TopicPartition
 from ingest import topics
 from ingest.simulator import scenario as scenario_file
 from ingest.simulator.run import Run
-from sanlensctl import config, procs, supervisor
+from sanlensctl import config, procs
 from tests import scenarios
 from tests.support import ROOT, TcpForward, free_port, polled_by_telegraf, sanlens, wait_until
 
@@ -106,14 +106,19 @@ FAULTED: dict[str, tuple[str, str, list[dict]]] = {}
 def test_a_component_killed_mid_stream_loses_nothing_and_doubles_nothing(
     stack, ch, tmp_path, component, process, started, jvm_only
 ):
+    def working(s: dict) -> bool:
+        # the killed job RUNNING again: Flink's health is all five jobs', and under load a niced analytics job's
+        # REST API may not answer within 3 s at the moment asked (CI: not all five at once within 240 s)
+        if component != "flink":
+            return s["healthy"]
+        return s.get("jobs", {}).get(process.removeprefix("flink-"), {}).get("state") == "RUNNING"
+
     def crash():
         restarts = status()[component]["restarts"]
         killed = kill(process, jvm_only)
         healed = wait_until(
-            lambda: (s := status()[component])["healthy"] and s["restarts"] > restarts and s,
-            # a job whose JVM alone died may keep its Python process until the supervisor finds it not RUNNING
-            # for running_grace (two CI runs: not restarted within 120 s)
-            supervisor.Policy().running_grace + 60,
+            lambda: (s := status()[component])["restarts"] > restarts and working(s) and s,
+            config.FLINK_START_TIMEOUT_S,  # what a job's start may take on a loaded machine
             f"{process} restarted",
         )
         assert healed["last_exit"]["process"] == process and procs.pid_of(process) != killed
