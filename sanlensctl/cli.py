@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import logging
 import os
@@ -113,8 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     ap = parser()
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
+        close = difflib.get_close_matches(argv[0], COMMANDS, n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
         print(
-            f"sanlens: error: unknown command '{argv[0]}': choose one of {', '.join(COMMANDS)} (./sanlens --help)",
+            f"sanlens: error: unknown command '{argv[0]}': {hint}choose one of {', '.join(COMMANDS)} "
+            "(./sanlens --help)",
             file=sys.stderr,
         )
         return 2
@@ -244,7 +248,10 @@ def cmd_sql(args) -> int:
     try:
         result = client.query(args.query)
     except Exception as exc:
-        raise SanlensError(str(exc).split("server response: ")[-1].split(" (for url")[0].strip()) from exc
+        # clickhouse-connect asks for its wire format after the query: an error's excerpt is not to show it
+        said = str(exc).split("server response: ")[-1].split(" (for url")[0]
+        said = re.sub(r"\s*FORMAT Native\b", "", said)
+        raise SanlensError(said.strip()) from exc
     print_rows(result.column_names, result.result_rows, args.format)
     return 0
 
@@ -340,7 +347,7 @@ def cmd_test(args) -> int:
         java = install.JavaTests(config.TEST_RUN.parent / f"{config.TEST_RUN.name}-java").start()
         _lint()
         print(f"==> {java.finish()}", file=sys.stderr, flush=True)
-    if stack.running():
+    if stack.running() and not _unit_tests_only(named):  # the unit tests start no stack
         print(
             f"==> your stack ({config.RUN}) is up and stays untouched: the tests start their own in {config.TEST_RUN}",
             file=sys.stderr,
@@ -375,6 +382,11 @@ def cmd_test(args) -> int:
 def _test_paths(pytest_args: list[str]) -> list[str]:
     """The arguments that name test folders, files or node ids (tests/unit/test_units.py::test_x)."""
     return [a for a in pytest_args if not a.startswith("-") and Path(a.split("::")[0]).exists()]
+
+
+def _unit_tests_only(named: list[str]) -> bool:
+    unit = config.ROOT / "tests" / "unit"
+    return bool(named) and all(Path(a.split("::")[0]).resolve().is_relative_to(unit) for a in named)
 
 
 def _lint() -> None:

@@ -37,6 +37,12 @@ def assert_one_line_error(out, *phrases: str) -> None:
 def test_unknown_subcommand():
     out = sanlens("launch")
     assert_one_line_error(out, "unknown command 'launch'", "./sanlens --help")
+    assert "did you mean" not in out.stderr
+
+
+def test_a_mistyped_subcommand_is_named_with_the_one_meant():
+    out = sanlens("stauts")
+    assert_one_line_error(out, "unknown command 'stauts': did you mean 'status'?")
 
 
 def test_port_already_taken(isolated):

@@ -121,3 +121,5 @@ def test_sql_command_prints_a_readable_table_csv_and_json(stack):
     assert json.loads(sanlens("sql", q, "--format", "json").stdout)[2] == {"n": 2, "doubled": "4"}
     bad = sanlens("sql", "SELECT * FROM sanlens.nope")
     assert bad.returncode == 1 and bad.stderr.startswith("sanlens: error: Code: 60.") and bad.stderr.count("\n") == 1
+    typo = sanlens("sql", "SELEC 1")
+    assert typo.returncode == 1 and "Syntax error" in typo.stderr and "FORMAT Native" not in typo.stderr, typo.stderr
