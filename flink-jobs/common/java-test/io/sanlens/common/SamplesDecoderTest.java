@@ -95,6 +95,31 @@ class SamplesDecoderTest {
     }
 
     @Test
+    void aSampleNoneWantsIsSkippedUnreadAndOneWhoseMetricIsNotFirstIsReadWhole() throws IOException {
+        String message = "{\"ts\":\"2026-11-22T14:24:30.537Z\",\"host\":\"sql01\",\"samples\":["
+                + "{\"metric\":\"disk.queue\",\"value\":\"not a number\",\"tags\":{\"a\":[1,{\"b\":2}]},\"disk\":\"X:\"},"
+                + "{\"value\":400.0,\"metric\":\"disk.read_latency\",\"disk\":\"E:\"},"
+                + "{\"metric\":\"disk.reads\",\"value\":50.0}]}";
+        SamplesDecoder d = decoder(Set.of("disk.read_latency"), Map.of("disk.read_latency", "disk.reads"));
+        List<RowData> rows = decode(d, message);
+        assertEquals(1, rows.size(), "disk.queue's value and tags are not read: none wants them");
+        assertEquals(400.0, rows.get(0).getDouble(2));
+        assertEquals("E:", rows.get(0).getString(4).toString());
+        assertEquals(50.0, rows.get(0).getDouble(5), "a partner is read");
+    }
+
+    @Test
+    void sampleJsonsTimestampsAreReadDigitByDigitAndAnyOtherShapeIsLeftToTheFormatter() {
+        assertEquals(java.time.LocalDateTime.of(2026, 11, 22, 14, 24, 30, 537_000_000),
+                SamplesDecoder.utc("2026-11-22T14:24:30.537Z"));
+        assertEquals(java.time.LocalDateTime.of(2026, 11, 22, 14, 24, 30), SamplesDecoder.utc("2026-11-22T14:24:30Z"));
+        for (String other : new String[] {"2026-11-22T14:24:30+01:00", "2026-11-22 14:24:30Z", "2026-13-22T14:24:30Z",
+                "2026-11-22T14:24:3xZ", "2026-11-22T14:24:30.5Z"}) {
+            assertEquals(null, SamplesDecoder.utc(other), other);
+        }
+    }
+
+    @Test
     void aMessageWithoutAWantedMetricIsSkippedByItsBytes() throws IOException {
         SamplesDecoder d = decoder(Set.of("port.tx_credit_zero"), Map.of());
         assertFalse(d.anyWanted(DISK.getBytes(StandardCharsets.UTF_8)));

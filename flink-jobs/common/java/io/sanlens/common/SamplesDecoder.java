@@ -8,6 +8,7 @@ import java.time.temporal.TemporalAccessor;
 import java.time.temporal.TemporalQueries;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -51,8 +52,10 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
     private static final int EXTRA = 3; // slots after the columns: the sample's metric, bucket and value as read
 
     private final String[] columns;
+    private final HashMap<String, Integer> columnIndex = new HashMap<>();
     private final LogicalTypeRoot[] types;
     private final Set<String> metrics;
+    private final Set<String> kept; // the metrics whose samples are read: those wanted, and their partners
     private final Map<String, String> pairs;
     private final Set<String> gather;
     private final int bucketsColumn;
@@ -66,6 +69,7 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
     public SamplesDecoder(List<String> columns, List<LogicalTypeRoot> types, Set<String> metrics,
             Map<String, String> pairs, Set<String> gather, TypeInformation<RowData> producedType) {
         this.columns = columns.toArray(new String[0]);
+        for (int i = 0; i < this.columns.length; i++) columnIndex.putIfAbsent(this.columns[i], i);
         this.pairs = pairs;
         this.gather = gather;
         this.bucketsColumn = columns.indexOf(BUCKETS);
@@ -88,6 +92,8 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
             }
         }
         this.metrics = metrics;
+        this.kept = new HashSet<>(metrics);
+        if (pairedColumn >= 0) this.kept.addAll(pairs.values());
         this.wanted = metrics.stream().map(m -> (m + "\"").getBytes(StandardCharsets.UTF_8)).toArray(byte[][]::new);
         this.producedType = producedType;
     }
@@ -121,7 +127,7 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
                     while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
                         expect(t, JsonToken.START_OBJECT, "a sample as a JSON object");
                         Object[] row = new Object[columns.length + EXTRA];
-                        read(p, row);
+                        if (!read(p, row)) continue;
                         String metric = (String) row[columns.length];
                         if (partners != null && metric != null && valueColumn >= 0 && pairs.containsValue(metric)) {
                             partners.put(metric, row[valueColumn]);
@@ -166,15 +172,37 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
         }
     }
 
-    /** A sample's fields into `row`; its metric, bucket and value as read also into the slots after the columns. */
-    private void read(JsonParser p, Object[] row) throws IOException {
+    /**
+     * A sample's fields into `row`; its metric, bucket and value as read also into the slots after the columns.
+     * False, and the rest of the sample skipped unread, if its metric comes first (SampleJson writes it so) and is
+     * neither wanted nor a wanted one's partner: most samples of a message are not a job's.
+     */
+    private boolean read(JsonParser p, Object[] row) throws IOException {
+        boolean first = true;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String name = p.getCurrentName();
             JsonToken t = p.nextToken();
-            if (name.equals("metric") && t == JsonToken.VALUE_STRING) row[columns.length] = p.getText();
+            if (name.equals("metric") && t == JsonToken.VALUE_STRING) {
+                String metric = p.getText();
+                if (first && !kept.contains(metric)) {
+                    skipRest(p);
+                    return false;
+                }
+                row[columns.length] = metric;
+            }
             if (name.equals("bucket") && t == JsonToken.VALUE_NUMBER_INT) row[columns.length + 1] = p.getIntValue();
             if (name.equals("value") && t.isNumeric()) row[columns.length + 2] = p.getDoubleValue();
             set(p, t, name, row);
+            first = false;
+        }
+        return true;
+    }
+
+    /** Past the end of the object the parser is in. */
+    private static void skipRest(JsonParser p) throws IOException {
+        for (JsonToken t = p.nextToken(); t != JsonToken.END_OBJECT; t = p.nextToken()) {
+            if (t == null) throw new IOException("a sample's object does not end");
+            if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) p.skipChildren();
         }
     }
 
@@ -225,17 +253,54 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
                 into[i] = p.getLongValue();
                 break;
             default: // the timestamps, as SampleJson writes them: ISO-8601 in UTC
-                TemporalAccessor at = TimeFormats.ISO8601_TIMESTAMP_WITH_LOCAL_TIMEZONE_FORMAT.parse(p.getText());
-                LocalDateTime local = LocalDateTime.of(at.query(TemporalQueries.localDate()), at.query(TemporalQueries.localTime()));
+                String text = p.getText();
+                LocalDateTime local = utc(text);
+                if (local == null) {
+                    TemporalAccessor at = TimeFormats.ISO8601_TIMESTAMP_WITH_LOCAL_TIMEZONE_FORMAT.parse(text);
+                    local = LocalDateTime.of(at.query(TemporalQueries.localDate()), at.query(TemporalQueries.localTime()));
+                }
                 into[i] = types[i] == LogicalTypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE
                         ? TimestampData.fromInstant(local.toInstant(ZoneOffset.UTC))
                         : TimestampData.fromLocalDateTime(local);
         }
     }
 
+    /**
+     * `2026-11-22T14:24:30Z` or `2026-11-22T14:24:30.537Z`, SampleJson's two shapes, read digit by digit (a
+     * DateTimeFormatter's parse was a tenth of a job's reading); null for any other shape, which the formatter
+     * then reads.
+     */
+    static LocalDateTime utc(String t) {
+        int n = t.length();
+        if ((n != 20 && n != 24) || t.charAt(n - 1) != 'Z' || t.charAt(4) != '-' || t.charAt(7) != '-'
+                || t.charAt(10) != 'T' || t.charAt(13) != ':' || t.charAt(16) != ':' || (n == 24 && t.charAt(19) != '.')) {
+            return null;
+        }
+        int year = digits(t, 0, 4), month = digits(t, 5, 2), day = digits(t, 8, 2);
+        int hour = digits(t, 11, 2), minute = digits(t, 14, 2), second = digits(t, 17, 2);
+        int milli = n == 24 ? digits(t, 20, 3) : 0;
+        if ((year | month | day | hour | minute | second | milli) < 0) return null;
+        try {
+            return LocalDateTime.of(year, month, day, hour, minute, second, milli * 1_000_000);
+        } catch (java.time.DateTimeException e) {
+            return null; // out of range: the formatter says why
+        }
+    }
+
+    /** The number of `count` decimal digits at `from`, or -1. */
+    private static int digits(String t, int from, int count) {
+        int v = 0;
+        for (int i = from; i < from + count; i++) {
+            int d = t.charAt(i) - '0';
+            if (d < 0 || d > 9) return -1;
+            v = v * 10 + d;
+        }
+        return v;
+    }
+
     private int indexOf(String name) {
-        for (int i = 0; i < columns.length; i++) if (columns[i].equals(name)) return i;
-        return -1;
+        Integer i = columnIndex.get(name);
+        return i == null ? -1 : i;
     }
 
     private static void expect(JsonToken t, JsonToken wanted, String what) {
