@@ -24,7 +24,6 @@ from ingest.settings import (  # noqa: F401  (the command line's names for the s
     ROOT,
     RUN,
     STATE,
-    kafka_client,
 )
 
 VENV = STATE / "venv"

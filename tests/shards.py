@@ -46,7 +46,6 @@ SIDES = (
         "test_tiers.py",
         "test_replay.py",
         "test_normalize.py",
-        "test_kafka_access.py",
     },
 )
 

@@ -78,7 +78,7 @@ def main() -> int:
     try:
         producer = Producer(
             {
-                **config.kafka_client(),
+                "bootstrap.servers": config.KAFKA_BOOTSTRAP,
                 "linger.ms": 50,
                 "compression.type": "lz4",
                 "queue.buffering.max.messages": 1_000_000,

@@ -36,7 +36,7 @@ SCENARIO = ROOT / "ingest" / "scenarios" / "firmware-rollout.yaml"
 def accounting_totals(topic: str) -> dict:
     c = Consumer(
         {
-            **config.kafka_client(),
+            "bootstrap.servers": config.KAFKA_BOOTSTRAP,
             "group.id": f"bench-acc-{uuid.uuid4().hex[:6]}",
             "auto.offset.reset": "earliest",
             "log_level": 0,
