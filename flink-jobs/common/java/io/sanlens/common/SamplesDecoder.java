@@ -2,6 +2,7 @@ package io.sanlens.common;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.time.DateTimeException;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.time.temporal.TemporalAccessor;
@@ -55,6 +56,7 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
     private final HashMap<String, Integer> columnIndex = new HashMap<>();
     private final LogicalTypeRoot[] types;
     private final Set<String> metrics;
+    private final Set<String> partnerMetrics; // pairs' values, looked up per sample
     private final Set<String> kept; // the metrics whose samples are read: those wanted, and their partners
     private final Map<String, String> pairs;
     private final Set<String> gather;
@@ -92,8 +94,9 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
             }
         }
         this.metrics = metrics;
+        this.partnerMetrics = new HashSet<>(pairs.values());
         this.kept = new HashSet<>(metrics);
-        if (pairedColumn >= 0) this.kept.addAll(pairs.values());
+        if (pairedColumn >= 0) this.kept.addAll(partnerMetrics);
         this.wanted = metrics.stream().map(m -> (m + "\"").getBytes(StandardCharsets.UTF_8)).toArray(byte[][]::new);
         this.producedType = producedType;
     }
@@ -129,7 +132,7 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
                         Object[] row = new Object[columns.length + EXTRA];
                         if (!read(p, row)) continue;
                         String metric = (String) row[columns.length];
-                        if (partners != null && metric != null && valueColumn >= 0 && pairs.containsValue(metric)) {
+                        if (partners != null && metric != null && valueColumn >= 0 && partnerMetrics.contains(metric)) {
                             partners.put(metric, row[valueColumn]);
                         }
                         if (metric != null && gather.contains(metric) && metrics.contains(metric)) {
@@ -282,7 +285,7 @@ public final class SamplesDecoder implements DeserializationSchema<RowData> {
         if ((year | month | day | hour | minute | second | milli) < 0) return null;
         try {
             return LocalDateTime.of(year, month, day, hour, minute, second, milli * 1_000_000);
-        } catch (java.time.DateTimeException e) {
+        } catch (DateTimeException e) {
             return null; // out of range: the formatter says why
         }
     }
