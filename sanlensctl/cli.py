@@ -366,6 +366,8 @@ def cmd_test(args) -> int:
     ]
     tmp = config.TEST_RUN.parent / f"{config.TEST_RUN.name}-tmp"  # the tests' own JVMs and temp files
     tmp.mkdir(parents=True, exist_ok=True)
+    if whole:
+        config.FREE_PORTS = suite.PORT_SLICES[suite.STACKS]
     env = {
         **{k: v for k, v in os.environ.items() if k not in suite.VARIABLES},
         **config.isolated_env(config.TEST_RUN),

@@ -25,6 +25,7 @@ from ingest.settings import (  # noqa: F401  (the command line's names for the s
     RUN,
     STATE,
 )
+from sanlensctl.errors import SanlensError
 
 VENV = STATE / "venv"
 DBT_VENV = STATE / "dbt-venv"
@@ -49,7 +50,20 @@ ALERT_WEBHOOK_PORT = settings.port("ALERT_WEBHOOK")
 DATABASE = "sanlens"
 
 
-_handed_out: set[int] = set()
+# Where free_port_range looks: `./sanlens test` gives each of its pytest processes a slice of its own
+# (sanlensctl/suite.py), so that one's free port is never a port of another's stack that is down a moment.
+FREE_PORTS = tuple(map(int, os.environ.get("SANLENS_FREE_PORTS", "20000-32000").split("-")))
+# this process's own stack's ports are never free: they may be unbound a moment, while it restarts
+_handed_out: set[int] = {settings.port(name) for name in PORT_NAMES} | set(
+    range(FLINK_REST_PORT, FLINK_REST_PORT + FLINK_REST_PORTS)
+)
+
+
+def port_slices(count: int) -> list[tuple[int, int]]:
+    """FREE_PORTS in `count` equal slices: first port, end."""
+    first, end = FREE_PORTS
+    size = (end - first) // count
+    return [(first + i * size, first + (i + 1) * size) for i in range(count)]
 
 
 def free_port() -> int:
@@ -63,8 +77,8 @@ def free_port_range(count: int) -> int:
     takes before the component meant for it binds it, which failed a test stack's start-up in CI. A port is
     handed out once per process, so two asked for in a row differ even before either is bound."""
     rng = random.Random()
-    while True:
-        first = rng.randrange(20000, 32000 - count)
+    for _ in range(10_000):
+        first = rng.randrange(FREE_PORTS[0], FREE_PORTS[1] - count + 1)
         if _handed_out.intersection(range(first, first + count)):
             continue
         try:
@@ -75,6 +89,7 @@ def free_port_range(count: int) -> int:
             return first
         except OSError:
             continue
+    raise SanlensError(f"no free port: {count} in a row wanted in {FREE_PORTS[0]}-{FREE_PORTS[1]} (SANLENS_FREE_PORTS)")
 
 
 # The analytics jobs (histograms, breakdown, tiering, burn_rates) get the CPU after the ingest path (Kafka,

@@ -118,7 +118,15 @@ def stop_all(names: list[str], timeout: float = 20.0) -> list[str]:
         time.sleep(0.2)
     for pid in pids.values():
         _signal_group(pid, signal.SIGKILL)
+    # a killed JVM at nice 19 on a busy machine takes seconds to exit, and holds its port until it has
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(_group_alive(pid) for pid in pids.values()):
+        time.sleep(0.2)
     return list(pids)
+
+
+def _group_alive(pgid: int) -> bool:
+    return any(fields[0] != "Z" for fields in _group(pgid))
 
 
 def resident_bytes(name: str) -> int:

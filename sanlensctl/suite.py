@@ -25,6 +25,11 @@ VARIABLES = ("SANLENS_TEST_STACK_UP", "SANLENS_TEST_PROCESS")
 ALONE = "alone"
 SIDES = ("side 1", "side 2")  # the shared stack's processes; tests/shards.py lists their files
 NO_TESTS = 5  # pytest's exit status when a process selects nothing (a -k that matches none of its tests)
+# The run's two stacks take their ports from the first slice of the free ports, each pytest process its free
+# ports from a slice of its own: a test's free port is then never a port of a stack that is down a moment (the
+# alone process's `down` and `up` found its Flink REST port taken by another process's test).
+STACKS = "stacks"
+PORT_SLICES = dict(zip((STACKS, "no stack", *SIDES, ALONE), config.port_slices(2 + len(SIDES) + 1)))
 
 
 def run(pytest: list[str], args: list[str], env: dict[str, str], keep: bool) -> int:
@@ -85,6 +90,8 @@ class Relay:
 
     def start(self, name: str, argv: list[str], env: dict[str, str]) -> str:
         basetemp = Path(env["SANLENS_RUN"]).parent / f"{Path(env['SANLENS_RUN']).name}-pytest-{name.replace(' ', '-')}"
+        first, end = PORT_SLICES[name]
+        env = {**env, "SANLENS_FREE_PORTS": f"{first}-{end}"}
         proc = subprocess.Popen(
             [*argv, "--basetemp", str(basetemp)],
             stdout=subprocess.PIPE,

@@ -10,7 +10,8 @@ import uuid
 
 import pytest
 
-from sanlensctl import config, db, suite
+from sanlensctl import config, db, procs, suite
+from sanlensctl.stack import COMPONENTS
 from tests import scenarios, shards
 from tests.support import (
     Alertmanager,
@@ -96,6 +97,18 @@ def stack():
     out = sanlens("down", *([] if os.environ.get("SANLENS_TEST_KEEP") == "1" else ["--purge"]))
     assert out.returncode == 0, out.stdout + out.stderr
     assert_nothing_left(config.RUN, pids, stack_ports(os.environ))
+
+
+@pytest.fixture(autouse=True)
+def stack_whole_again(request):
+    """After a test that stops or kills part of its own stack (`exclusive`), whatever is still down is started
+    again: a failed `up` in one test must not fail the tests after it."""
+    yield
+    if STACK_UP or "stack" not in request.fixturenames or not request.node.get_closest_marker("exclusive"):
+        return
+    if not all(procs.pid_of(name) for component in COMPONENTS for name in component.PROCESSES):
+        out = sanlens("up", timeout=900)
+        assert out.returncode == 0, f"the stack did not come up again after the test: {out.stdout}{out.stderr}"
 
 
 @pytest.fixture(scope="session")

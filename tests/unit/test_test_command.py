@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
-from sanlensctl import cli
+import pytest
+
+from sanlensctl import cli, config, suite
+from sanlensctl.errors import SanlensError
 from tests import shards
 from tests.support import ROOT
 
@@ -28,3 +31,22 @@ def test_every_stack_test_file_is_on_exactly_one_side_of_the_suite_s_run():
     assert first | second == files, (
         f"on no side: {sorted(files - first - second)}; gone: {sorted(first | second - files)}"
     )
+
+
+def test_each_process_of_the_suite_takes_its_free_ports_from_a_slice_of_its_own(monkeypatch):
+    slices = sorted(suite.PORT_SLICES.values())
+    assert all(end <= later for (_, end), (later, _) in zip(slices, slices[1:])), slices
+    assert set(suite.PORT_SLICES) == {suite.STACKS, "no stack", *suite.SIDES, suite.ALONE}
+    monkeypatch.setattr(config, "FREE_PORTS", suite.PORT_SLICES[suite.ALONE])
+    first, end = suite.PORT_SLICES[suite.ALONE]
+    assert first <= config.free_port_range(20) and config.free_port_range(20) + 20 <= end
+
+
+def test_a_free_port_is_never_one_of_this_process_s_own_stack(monkeypatch):
+    assert {config.KAFKA_PORT, config.CLICKHOUSE_PORT, config.FLINK_REST_PORT + 7} <= config._handed_out
+    first = config.free_port_range(5)  # five free ports, the middle three taken to be the stack's
+    monkeypatch.setattr(config, "FREE_PORTS", (first, first + 5))
+    monkeypatch.setattr(config, "_handed_out", {first + 1, first + 2, first + 3})
+    assert {config.free_port(), config.free_port()} == {first, first + 4}
+    with pytest.raises(SanlensError, match="no free port"):
+        config.free_port()
