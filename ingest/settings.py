@@ -9,6 +9,8 @@ which ports its services use, and how to reach Kafka, ClickHouse and Alertmanage
     SANLENS_<NAME>_PORT for each name of PORTS; SANLENS_KAFKA, SANLENS_CLICKHOUSE_URL (with _USER, _PASSWORD: else the
     admin user `sanlens` and its password from the local stack's passwords file, SANLENS_CLICKHOUSE_PASSWORDS),
     SANLENS_ALERTMANAGER_URL, SANLENS_ALERT_WEBHOOK_URL, SANLENS_INBOX_HOST
+    SANLENS_KAFKA_PASSWORDS  the local stack's Kafka (SASL/SCRAM) passwords, one per principal (SANLENS_STATE/
+    kafka-passwords.json); SANLENS_KAFKA_<PRINCIPAL>_PASSWORD overrides one (docker-compose.yml sets them)
     SANLENS_CHECKPOINT_INTERVAL  how often each analytics job checkpoints ("10 s"; normalize every 2 s)
 """
 
@@ -42,6 +44,49 @@ def port(name: str) -> int:
 
 
 KAFKA_BOOTSTRAP = os.environ.get("SANLENS_KAFKA", f"127.0.0.1:{port('KAFKA')}")
+# Kafka's clients authenticate with SASL/SCRAM-SHA-512, one principal per kind of client; what each may do is
+# ingest/kafka_access.py (docs/security.md#who-may-do-what-on-kafka). The local stack generates the passwords on
+# first use.
+KAFKA_PASSWORDS = Path(os.environ.get("SANLENS_KAFKA_PASSWORDS", STATE / "kafka-passwords.json"))
+KAFKA_MECHANISM = "SCRAM-SHA-512"
+KAFKA_ADMIN = "admin"  # the broker's super user: ./sanlens (topics, ACLs, credentials), the tests, the benchmarks
+
+
+def kafka_password(principal: str) -> str:
+    """SANLENS_KAFKA_<PRINCIPAL>_PASSWORD, else the principal's in the passwords file ('' if none)."""
+    env = os.environ.get(f"SANLENS_KAFKA_{principal.upper().replace('-', '_')}_PASSWORD")
+    if env:
+        return env
+    try:
+        return json.loads(KAFKA_PASSWORDS.read_text()).get(principal, "")
+    except (OSError, ValueError):
+        return ""
+
+
+def kafka_client(principal: str = KAFKA_ADMIN, bootstrap: str | None = None) -> dict[str, str]:
+    """A librdkafka (confluent_kafka) client's settings to reach the stack's Kafka as `principal`: every Kafka
+    client of the project starts from these (add group.id, linger.ms, ... to a copy)."""
+    return {
+        "bootstrap.servers": bootstrap or KAFKA_BOOTSTRAP,
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": KAFKA_MECHANISM,
+        "sasl.username": principal,
+        "sasl.password": kafka_password(principal),
+    }
+
+
+def flink_kafka_properties(principal: str, bootstrap: str | None = None) -> dict[str, str]:
+    """The same for Flink's Kafka connector (its `properties.*` options; the connector's Kafka classes are shaded)."""
+    password = kafka_password(principal).replace("\\", "\\\\").replace('"', '\\"')
+    return {
+        "properties.bootstrap.servers": bootstrap or KAFKA_BOOTSTRAP,
+        "properties.security.protocol": "SASL_PLAINTEXT",
+        "properties.sasl.mechanism": KAFKA_MECHANISM,
+        "properties.sasl.jaas.config": "org.apache.flink.kafka.shaded.org.apache.kafka.common.security.scram."
+        f'ScramLoginModule required username="{principal}" password="{password}";',
+    }
+
+
 CLICKHOUSE_URL = os.environ.get("SANLENS_CLICKHOUSE_URL", f"http://127.0.0.1:{port('CLICKHOUSE')}")
 # The local stack's ClickHouse passwords, one per user, generated on first use (mode 0600; clickhouse/roles.py).
 CLICKHOUSE_PASSWORDS = Path(os.environ.get("SANLENS_CLICKHOUSE_PASSWORDS", STATE / "clickhouse-passwords.json"))

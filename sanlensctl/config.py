@@ -24,6 +24,7 @@ from ingest.settings import (  # noqa: F401  (the command line's names for the s
     ROOT,
     RUN,
     STATE,
+    kafka_client,
 )
 from sanlensctl.errors import SanlensError
 

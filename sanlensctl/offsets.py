@@ -24,7 +24,7 @@ class Position(NamedTuple):
 def _consumer(group: str) -> Consumer:
     return Consumer(
         {
-            "bootstrap.servers": config.KAFKA_BOOTSTRAP,
+            **config.kafka_client(),
             "group.id": group,
             "enable.auto.commit": False,
             "enable.partition.eof": True,
@@ -114,7 +114,7 @@ def _ends(topics: list[str], isolation: IsolationLevel) -> dict[tuple[str, int],
 
 def _list_offsets(partitions: list[TopicPartition], spec: OffsetSpec, isolation: IsolationLevel) -> dict:
     """(topic, partition) -> its offset as `spec` (latest, earliest) finds it for a reader of `isolation`."""
-    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "log_level": 0})
+    admin = AdminClient({**config.kafka_client(), "log_level": 0})
     futures = admin.list_offsets({tp: spec for tp in partitions}, isolation_level=isolation, request_timeout=5)
     return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
 

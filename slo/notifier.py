@@ -161,11 +161,17 @@ def run(
     topic: str = topics.SLO_ALERTS,
     group: str = GROUP,
     why=lambda message, deadline: "",
+    kafka_user: str | None = None,
 ) -> None:
-    """Posts every alert of `topic` to `alertmanager`; `why(message, deadline)` gives each its cause in words."""
+    """Posts every alert of `topic` to `alertmanager`; `why(message, deadline)` gives each its cause in words. It
+    reads as the notifier's Kafka principal, or as admin from another topic or group (tests), or as `kafka_user`."""
+    from ingest import kafka_access, settings
+
+    if kafka_user is None:
+        kafka_user = kafka_access.NOTIFIER if (topic, group) == (topics.SLO_ALERTS, GROUP) else settings.KAFKA_ADMIN
     consumer = Consumer(
         {
-            "bootstrap.servers": bootstrap,
+            **settings.kafka_client(kafka_user, bootstrap),
             "group.id": group,
             "enable.auto.commit": False,
             "auto.offset.reset": "earliest",

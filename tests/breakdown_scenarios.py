@@ -33,7 +33,7 @@ def move_path(run, host, switch_port: str, at: float) -> tuple[str, float]:
     key, path = next((k, v) for k, v in formats.topology(run.fleet) if k == f"path/{host.name}/D:")
     valid_from = run.start_s + at
     moved = {**path, "host_switch_port": switch_port, "valid_from": iso(valid_from)}
-    producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    producer = Producer(config.kafka_client())
     producer.produce(topics.TOPOLOGY, json.dumps(moved).encode(), key=key.encode())
     producer.flush(30)
     return host.name, valid_from

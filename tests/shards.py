@@ -46,6 +46,7 @@ SIDES = (
         "test_tiers.py",
         "test_replay.py",
         "test_normalize.py",
+        "test_kafka_access.py",
     },
 )
 

@@ -380,7 +380,7 @@ def copier() -> Producer:
     """A producer for copying a topic's messages as fast as the broker takes them."""
     return Producer(
         {
-            "bootstrap.servers": config.KAFKA_BOOTSTRAP,
+            **config.kafka_client(),
             "linger.ms": 20,
             "batch.size": 1_000_000,
             "compression.type": "lz4",

@@ -2,8 +2,8 @@
 
 Local mode runs each job on a mini-cluster inside its Python process; the same job file is submitted
 to a JobManager with `flink run --python` in the docker-compose shape. Endpoints come from the
-environment: SANLENS_KAFKA (bootstrap servers), SANLENS_LIB (connector jars, the jobs' Java functions),
-SANLENS_RUN (state).
+environment: SANLENS_KAFKA (bootstrap servers; the job logs in as its own principal: ingest/kafka_access.py),
+SANLENS_LIB (connector jars, the jobs' Java functions), SANLENS_RUN (state).
 
 Exactly once, end to end: every Kafka sink writes in transactions that commit with the job's checkpoints,
 every source reads committed data only, and a job started again (by the supervisor after a crash, or by
@@ -26,7 +26,7 @@ from pathlib import Path
 from pyflink.common import Configuration
 from pyflink.table import EnvironmentSettings, TableEnvironment
 
-from ingest import settings, topics
+from ingest import kafka_access, settings, topics
 
 # The broker's transaction.max.timeout.ms (15 min): a transaction stays open from one checkpoint to the
 # next, and Kafka's producer default (60 s) would abort it on the broker under a slow checkpoint.
@@ -61,6 +61,11 @@ def arguments(description: str, extra: list[tuple[tuple, dict]] = (), parallelis
     ap.add_argument("--parallelism", type=int, default=parallelism, help=f"subtasks per operator ({parallelism})")
     ap.add_argument("--group", help="Kafka consumer group (default: the job's name)")
     ap.add_argument(
+        "--kafka-user",
+        help="the Kafka principal to read and write as (default: the job's own, job-<name>: ingest/kafka_access.py; "
+        "a test's or benchmark's copy with its own --group or --output-prefix runs as admin)",
+    )
+    ap.add_argument(
         "--bounded", action="store_true", help="stop at the latest offsets seen at start (tests, backfills)"
     )
     ap.add_argument("--from-earliest", action="store_true", help="read from the earliest offsets, not the group's")
@@ -73,6 +78,16 @@ def state_dir(job: str) -> Path:
 
 def group(args: argparse.Namespace, job: str) -> str:
     return args.group or f"sanlens-{job}"
+
+
+def kafka_properties(args: argparse.Namespace, job: str) -> dict[str, str]:
+    """The connector's `properties.*` to reach Kafka as the job's principal (settings.flink_kafka_properties)."""
+    principal = getattr(args, "kafka_user", None) or (
+        settings.KAFKA_ADMIN
+        if args.group or getattr(args, "output_prefix", None)  # its topics and group are no job's own
+        else kafka_access.job_principal(job)
+    )
+    return settings.flink_kafka_properties(principal, args.kafka)
 
 
 def latest_checkpoint(checkpoints: Path) -> Path | None:
@@ -185,7 +200,7 @@ def kafka_options(args: argparse.Namespace, job: str, topic: str) -> str:
     opts = {
         "connector": "kafka",
         "topic": topic,
-        "properties.bootstrap.servers": args.kafka,
+        **kafka_properties(args, job),
         "properties.group.id": group(args, job),
         "scan.startup.mode": startup,
         "properties.auto.offset.reset": "earliest",
@@ -204,7 +219,7 @@ def kafka_sink(args: argparse.Namespace, job: str) -> Callable[[str, str], str]:
         opts = {
             "connector": "kafka",
             "topic": topics.with_prefix(topic, getattr(args, "output_prefix", None)),
-            "properties.bootstrap.servers": args.kafka,
+            **kafka_properties(args, job),
             "sink.delivery-guarantee": "exactly-once",
             # unique among the jobs that write at the same time, and the same after a restart, so that
             # the restarted job aborts what its predecessor left open

@@ -27,7 +27,7 @@ import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from clickhouse.client import connect
-from ingest import settings, topics
+from ingest import kafka_access, settings, topics
 from ingest.loader import arrow, rollups
 
 DEFAULT_ROUTES = {
@@ -95,6 +95,7 @@ class Loader:
         batch: int,
         linger: float,
         rollup_every: float = 10.0,
+        kafka_user: str = kafka_access.LOADER,
     ):
         self.routes, self.batch, self.linger = routes, batch, linger
         self.rollup_every = rollup_every if f"sanlens.{rollups.BASE}" in routes.values() else 0
@@ -105,7 +106,7 @@ class Loader:
         self.arrow = {table: arrow.Target(cols) for table, cols in self.columns.items() if table not in LOADED_THROUGH}
         self.consumer = Consumer(
             {
-                "bootstrap.servers": kafka,
+                **settings.kafka_client(kafka_user, kafka),
                 "group.id": group,
                 "enable.auto.commit": False,
                 "isolation.level": "read_committed",  # the jobs' transactions once their checkpoint commits them
@@ -116,7 +117,7 @@ class Loader:
                 "heartbeat.interval.ms": 2000,
             }
         )
-        self.producer = Producer({"bootstrap.servers": kafka, "linger.ms": 50, "log_level": 3})
+        self.producer = Producer({**settings.kafka_client(kafka_user, kafka), "linger.ms": 50, "log_level": 3})
         self.loaded = self.dead = 0
         # Held by an insert into a table a refresh reads while it runs, and by a refresh while it takes its start
         # time: every row loaded before that time is in the table when the refresh reads it, and every row
@@ -353,6 +354,10 @@ def main() -> int:
         help="default: " + ", ".join(f"{t}={d}" for t, d in DEFAULT_ROUTES.items()),
     )
     ap.add_argument("--group", default="sanlens-loader")
+    ap.add_argument(
+        "--kafka-user",
+        help="the Kafka principal (default: loader, ingest/kafka_access.py; admin with --route or another --group)",
+    )
     ap.add_argument("--batch", type=int, default=100000, help="max messages per insert (each is a part to merge)")
     ap.add_argument("--linger", type=float, default=1.0, help="seconds to wait for a batch to fill")
     ap.add_argument(
@@ -364,7 +369,10 @@ def main() -> int:
     args = ap.parse_args()
     routes = dict(r.split("=", 1) for r in args.route) if args.route else DEFAULT_ROUTES
     print(f"loading {', '.join(f'{t} -> {d}' for t, d in routes.items())}", flush=True)
-    Loader(args.kafka, args.clickhouse, routes, args.group, args.batch, args.linger, args.rollup_every).run()
+    user = args.kafka_user or (
+        kafka_access.LOADER if args.group == "sanlens-loader" and not args.route else settings.KAFKA_ADMIN
+    )
+    Loader(args.kafka, args.clickhouse, routes, args.group, args.batch, args.linger, args.rollup_every, user).run()
     return 0
 
 

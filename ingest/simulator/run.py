@@ -18,7 +18,7 @@ from pathlib import Path
 
 from confluent_kafka import Producer
 
-from ingest import topics
+from ingest import kafka_access, settings, topics
 
 from . import formats
 from .fleet import Fleet
@@ -39,9 +39,11 @@ class Run:
         backfill: bool = False,
         topic: str = topics.METRICS,
         start_s: float | None = None,
+        kafka_user: str | None = None,
     ):
         """`start_s` sets a backfill's clock (tests/benchmarks/bench_install_base.py makes its fleet's intervals
-        ahead of their time, to send each when it ends)."""
+        ahead of their time, to send each when it ends). It produces as the agents' Kafka principal (it stands in
+        for them), or as admin into a topic of its own (`topic`: benchmarks), or as `kafka_user`."""
         self.s, self.speed, self.topic = scenario, speed, topic
         self.duration = duration_s or scenario.duration_s
         if backfill and start_s is not None:
@@ -60,7 +62,9 @@ class Run:
         self.lock = threading.Lock()
         self.producer = Producer(
             {
-                "bootstrap.servers": kafka,
+                **settings.kafka_client(
+                    kafka_user or (kafka_access.AGENTS if topic == topics.METRICS else settings.KAFKA_ADMIN), kafka
+                ),
                 "linger.ms": 50,
                 "compression.type": "lz4",
                 "queue.buffering.max.messages": 1000000,

@@ -26,7 +26,7 @@ def start() -> int:
 def probe() -> dict:
     from confluent_kafka.admin import AdminClient
 
-    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "log_level": 0})
+    admin = AdminClient({**config.kafka_client(), "log_level": 0})
     group = admin.describe_consumer_groups([GROUP])[GROUP].result(timeout=5)
     members = len(group.members)
     lag = offsets.position(GROUP, list(DEFAULT_ROUTES)).lag

@@ -22,7 +22,7 @@ def probe() -> dict:
 
     from slo.notifier import GROUP
 
-    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "log_level": 0})
+    admin = AdminClient({**config.kafka_client(), "log_level": 0})
     members = len(admin.describe_consumer_groups([GROUP])[GROUP].result(timeout=5).members)
     lag = offsets.position(GROUP, [topics.SLO_ALERTS]).lag
     return {

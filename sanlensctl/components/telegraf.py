@@ -7,6 +7,7 @@ import signal
 import subprocess
 import urllib.request
 
+from ingest import kafka_access, settings
 from sanlensctl import config, procs
 
 NAME = "telegraf"
@@ -22,6 +23,9 @@ def env() -> dict[str, str]:
         config.tool_env(),
         SANLENS_TELEGRAF_LISTENER_PORT=str(config.TELEGRAF_LISTENER_PORT),
         SANLENS_TELEGRAF_HEALTH_PORT=str(config.TELEGRAF_HEALTH_PORT),
+        # the agents' Kafka password, which the config reads from the environment
+        # (docs/security.md#who-may-do-what-on-kafka)
+        SANLENS_KAFKA_AGENTS_PASSWORD=settings.kafka_password(kafka_access.AGENTS),
     )
 
 

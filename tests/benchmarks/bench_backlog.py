@@ -31,7 +31,7 @@ from tests.benchmarks.bench_common import require_stack
 def raw_consume(records: int, from_offsets: dict[tuple[str, int], int]) -> float:
     """Records/s of one Python process reading the burst's records back and parsing them as JSON."""
 
-    c = Consumer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": "bench-backlog-raw", "log_level": 0})
+    c = Consumer({**config.kafka_client(), "group.id": "bench-backlog-raw", "log_level": 0})
     c.assign([TopicPartition(t, p, o) for (t, p), o in from_offsets.items()])
     seen, started = 0, time.perf_counter()
     while seen < records:

@@ -22,7 +22,7 @@ def reader(topic: str) -> Consumer:
     """A consumer of a group of its own, from the earliest offset of `topic`, committing nothing."""
     c = Consumer(
         {
-            "bootstrap.servers": config.KAFKA_BOOTSTRAP,
+            **config.kafka_client(),
             "group.id": f"bench-{uuid.uuid4().hex[:6]}",
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
@@ -131,7 +131,7 @@ def count_messages(topic: str) -> int:
 
 def fresh_topics(bench: str, topics: list[NewTopic]) -> AdminClient:
     """Create the run's own topics; exits with a clear error when Kafka is not up."""
-    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "log_level": 0})
+    admin = AdminClient({**config.kafka_client(), "log_level": 0})
     try:
         admin.list_topics(timeout=5)
     except Exception:

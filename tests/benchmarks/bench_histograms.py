@@ -78,7 +78,7 @@ def main() -> int:
     try:
         producer = Producer(
             {
-                "bootstrap.servers": config.KAFKA_BOOTSTRAP,
+                **config.kafka_client(),
                 "linger.ms": 50,
                 "compression.type": "lz4",
                 "queue.buffering.max.messages": 1_000_000,

@@ -36,7 +36,7 @@ SCENARIO = ROOT / "ingest" / "scenarios" / "firmware-rollout.yaml"
 def accounting_totals(topic: str) -> dict:
     c = Consumer(
         {
-            "bootstrap.servers": config.KAFKA_BOOTSTRAP,
+            **config.kafka_client(),
             "group.id": f"bench-acc-{uuid.uuid4().hex[:6]}",
             "auto.offset.reset": "earliest",
             "log_level": 0,

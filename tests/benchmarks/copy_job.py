@@ -22,7 +22,8 @@ def main() -> None:
             'key.format' = 'raw', 'key.fields' = 'k', 'value.format' = 'raw', 'value.fields-include' = 'EXCEPT_KEY')""")
     env.execute_sql(f"""
         CREATE TABLE copy (k BYTES, v BYTES) WITH ('connector' = 'kafka', 'topic' = '{args.output_prefix}.copy',
-            'properties.bootstrap.servers' = '{args.kafka}', 'key.format' = 'raw', 'key.fields' = 'k',
+            {", ".join(f"'{k}' = '{v}'" for k, v in runtime.kafka_properties(args, JOB).items())},
+            'key.format' = 'raw', 'key.fields' = 'k',
             'value.format' = 'raw', 'value.fields-include' = 'EXCEPT_KEY',
             'sink.delivery-guarantee' = 'at-least-once', 'properties.compression.type' = 'lz4',
             'properties.linger.ms' = '20', 'properties.batch.size' = '524288')""")

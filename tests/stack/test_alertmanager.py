@@ -121,9 +121,9 @@ def test_the_notifier_waits_out_alertmanager_down_for_a_minute_and_loses_nothing
     reaches it once it is back; re-posts while firing page once; the resolved message ends the alert."""
     suffix = uuid.uuid4().hex[:8]
     topic, entity = f"test.alerts.{suffix}", f"host-{suffix}:D"
-    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    admin = AdminClient(config.kafka_client())
     admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(30)
-    producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    producer = Producer(config.kafka_client())
 
     def send(state: str) -> None:
         producer.produce(topic, json.dumps(slo_message(entity, state)).encode(), key=entity.encode())

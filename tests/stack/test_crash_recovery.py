@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from ingest import topics
+from ingest import settings, topics
 from ingest.simulator import scenario as scenario_file
 from ingest.simulator.run import Run
 from sanlensctl import config, procs
@@ -198,9 +198,7 @@ def through_a_fault(ch, tmp_path, started: str, fault, what: str) -> None:
 
 def records_of(site: str, since_ms: int) -> list[dict]:
     """The records of `site` in telemetry.metrics, from `since_ms` (the broker's time) to the end now."""
-    consumer = Consumer(
-        {"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"read-{uuid.uuid4().hex[:6]}", "log_level": 0}
-    )
+    consumer = Consumer({**config.kafka_client(), "group.id": f"read-{uuid.uuid4().hex[:6]}", "log_level": 0})
     partitions = consumer.list_topics(topics.METRICS, timeout=10).topics[topics.METRICS].partitions
     starts = consumer.offsets_for_times([TopicPartition(topics.METRICS, p, since_ms) for p in partitions], 10)
     ends = {tp.partition: consumer.get_watermark_offsets(tp, timeout=10)[1] for tp in starts}
@@ -322,6 +320,7 @@ def test_a_host_agent_killed_while_kafka_is_unreachable_sends_what_it_held_once(
         os.environ,
         SANLENS_SITE=site,
         SANLENS_KAFKA=f"127.0.0.1:{bootstrap}",
+        SANLENS_KAFKA_AGENTS_PASSWORD=settings.kafka_password("agents"),
         SANLENS_BUFFER_DIR=str(tmp_path / "buffer"),
     )
 

@@ -140,7 +140,7 @@ def records() -> list[dict]:
 
 
 def produce(topic: str) -> None:
-    producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    producer = Producer(config.kafka_client())
     for i, record in enumerate(records()):
         producer.produce(topic, json.dumps(record).encode(), partition=i % PARTITIONS)
     producer.flush(30)
@@ -150,7 +150,7 @@ def read_all(topics: list[str]) -> dict[str, list[str]]:
     """Every message of `topics` up to their ends (the jobs are done), sorted: each topic's rows as a multiset."""
     c = Consumer(
         {
-            "bootstrap.servers": config.KAFKA_BOOTSTRAP,
+            **config.kafka_client(),
             "group.id": f"read-{uuid.uuid4().hex[:6]}",
             "enable.partition.eof": True,
         }
@@ -180,7 +180,7 @@ def test_the_histograms_job_on_a_standalone_cluster_writes_what_the_mini_cluster
     port, env = cluster
     run = uuid.uuid4().hex[:6]
     source, outputs = f"cluster-{run}.samples", [f"{side}-{run}.histograms" for side in ("mini", "cluster")]
-    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    admin = AdminClient(config.kafka_client())
     for f in admin.create_topics([NewTopic(t, PARTITIONS, 1) for t in (source, *outputs)]).values():
         f.result(30)
     mini = None

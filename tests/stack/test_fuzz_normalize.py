@@ -570,7 +570,7 @@ def interleave(base: list, ordered: list, rng: random.Random) -> list:
 # -- the run against the stack ------------------------------------------------------------------------------
 def max_message_bytes() -> int:
     """The broker's size limit for telemetry.metrics (the topic's max.message.bytes)."""
-    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "log_level": 0})
+    admin = AdminClient({**config.kafka_client(), "log_level": 0})
     resource = ConfigResource(ConfigResource.Type.TOPIC, topics.METRICS)
     return int(admin.describe_configs([resource])[resource].result(30)["max.message.bytes"].value)
 
@@ -602,7 +602,7 @@ def produce(messages: list[Message], limit: int) -> None:
     The producer lets through what the broker may refuse, so that the broker's limit is the edge."""
     producer = Producer(
         {
-            "bootstrap.servers": config.KAFKA_BOOTSTRAP,
+            **config.kafka_client(),
             "linger.ms": 20,
             "message.max.bytes": 4 * limit,
             "batch.size": limit // 2,  # a batch of small messages never exceeds the limit itself

@@ -17,9 +17,7 @@ from tests.support import flink_job
 
 
 def read_all(topic: str) -> list[dict]:
-    c = Consumer(
-        {"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"read-{uuid.uuid4().hex[:6]}", "log_level": 0}
-    )
+    c = Consumer({**config.kafka_client(), "group.id": f"read-{uuid.uuid4().hex[:6]}", "log_level": 0})
     c.assign([TopicPartition(topic, 0, 0)])
     out = []
     while (msg := c.poll(5)) is not None:
@@ -31,7 +29,7 @@ def read_all(topic: str) -> list[dict]:
 def test_bucket_deltas_land_in_their_window_and_merge_by_adding(stack):
     run = uuid.uuid4().hex[:6]
     source, prefix = f"hist-{run}.samples", f"hist-{run}"
-    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    admin = AdminClient(config.kafka_client())
     topics = [NewTopic(t, 1, 1) for t in (source, f"{prefix}.histograms")]
     for f in admin.create_topics(topics).values():
         f.result(30)
@@ -58,7 +56,7 @@ def test_bucket_deltas_land_in_their_window_and_merge_by_adding(stack):
         host_record(30, reads=9.0),  # a rate in another record (not the same sample): no I/Os
         host_record(40, read_latency=900.0, reads=0.0),  # no I/Os
     ]
-    producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    producer = Producer(config.kafka_client())
     for r in records:
         producer.produce(source, json.dumps(r).encode())
     producer.flush(30)

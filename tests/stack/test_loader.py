@@ -51,11 +51,11 @@ def run_loader(topic: str, table: str, group: str, crash_after_inserts: int = 0)
 def test_crash_between_insert_and_commit_then_restart_gives_the_exact_row_count(stack, ch):
     suffix = uuid.uuid4().hex[:8]
     topic, table, group = f"test.loader.{suffix}", f"sanlens.loader_test_{suffix}", f"test-loader-{suffix}"
-    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    admin = AdminClient(config.kafka_client())
     admin.create_topics([NewTopic(topic, num_partitions=3, replication_factor=1)])[topic].result(30)
     ch.command(f"""CREATE TABLE {table} (id UInt32, host String, kafka_partition UInt16, kafka_offset UInt64)
                    ENGINE = MergeTree ORDER BY id""")
-    producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP, "linger.ms": 20})
+    producer = Producer({**config.kafka_client(), "linger.ms": 20})
     for i in range(N):
         producer.produce(topic, json.dumps({"id": i, "host": f"h{i % 7}"}).encode(), key=str(i % 7).encode())
     producer.flush(60)
@@ -83,12 +83,12 @@ def loaded_and_dead_lettered(ch, values: list[bytes], stored: int) -> tuple[list
     `stored` rows: the ids stored, and per payload dead-lettered its reason and detail as one text."""
     suffix = uuid.uuid4().hex[:8]
     topic, table, group = f"test.loader.{suffix}", f"sanlens.loader_test_{suffix}", f"test-loader-{suffix}"
-    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    admin = AdminClient(config.kafka_client())
     admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(30)
     ch.command(
         f"CREATE TABLE {table} (id UInt32, kafka_partition UInt16, kafka_offset UInt64) ENGINE = MergeTree ORDER BY id"
     )
-    producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    producer = Producer(config.kafka_client())
     for value in values:
         producer.produce(topic, value)
     producer.flush(30)
@@ -100,9 +100,7 @@ def loaded_and_dead_lettered(ch, values: list[bytes], stored: int) -> tuple[list
         loader.wait(30)
     try:
         ids = [r[0] for r in ch.query(f"SELECT id FROM {table} ORDER BY id").result_rows]
-        consumer = Consumer(
-            {"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"dl-{suffix}", "auto.offset.reset": "earliest"}
-        )
+        consumer = Consumer({**config.kafka_client(), "group.id": f"dl-{suffix}", "auto.offset.reset": "earliest"})
         consumer.assign([TopicPartition("telemetry.deadletter", 0, 0)])
         reasons = {}
         while (msg := consumer.poll(5)) is not None:

@@ -18,7 +18,7 @@ from tests.support import flink_job, sanlens, wait_until
 
 
 def publish(records, key: str) -> None:
-    producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    producer = Producer(config.kafka_client())
     for record in records:
         producer.produce(
             "telemetry.metrics", record if isinstance(record, bytes) else json.dumps(record).encode(), key=key.encode()
@@ -123,9 +123,7 @@ def test_every_record_and_sample_is_accounted_for(ch, site):
 def test_a_source_s_samples_keep_its_key_and_so_one_partition_in_the_order_they_were_read(ch, site, published_ms):
     """The breakdown judges a path's windows in the order they arrive: samples of one source spread over
     partitions would arrive out of order whenever one partition is read ahead of another."""
-    consumer = Consumer(
-        {"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"read-{uuid.uuid4().hex[:6]}", "log_level": 0}
-    )
+    consumer = Consumer({**config.kafka_client(), "group.id": f"read-{uuid.uuid4().hex[:6]}", "log_level": 0})
     partitions = consumer.list_topics(topics.SAMPLES, timeout=10).topics[topics.SAMPLES].partitions
     starts = consumer.offsets_for_times([TopicPartition(topics.SAMPLES, p, published_ms) for p in partitions], 10)
     ends = {tp.partition: consumer.get_watermark_offsets(tp, timeout=10)[1] for tp in starts}
@@ -225,14 +223,14 @@ def test_accounting_counts_a_partition_held_back_longer_than_any_idle_timeout(st
     have closed over them and dropped them; the accounting must still count every record."""
     run = uuid.uuid4().hex[:6]
     source, prefix, site = f"held-{run}.metrics", f"held-{run}", f"held-{run}"
-    admin = AdminClient({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    admin = AdminClient(config.kafka_client())
     topics = [NewTopic(source, 2, 1, config={"message.timestamp.type": "CreateTime"})]
     topics += [NewTopic(f"{prefix}.{t}", 1, 1) for t in ("samples", "deadletter", "accounting")]
     for f in admin.create_topics(topics).values():
         f.result(30)
     argv, env = flink_job("normalize", source, prefix, bounded=False)
     job = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    producer = Producer(config.kafka_client())
 
     def send(partition: int, t_ms: int) -> None:
         record = {
@@ -278,9 +276,7 @@ def test_accounting_counts_a_partition_held_back_longer_than_any_idle_timeout(st
 
 
 def _records_in(topic: str, site: str) -> int:
-    consumer = Consumer(
-        {"bootstrap.servers": config.KAFKA_BOOTSTRAP, "group.id": f"read-{uuid.uuid4().hex[:6]}", "log_level": 0}
-    )
+    consumer = Consumer({**config.kafka_client(), "group.id": f"read-{uuid.uuid4().hex[:6]}", "log_level": 0})
     consumer.assign([TopicPartition(topic, 0, 0)])
     total = 0
     while (msg := consumer.poll(3)) is not None:

@@ -24,7 +24,7 @@ def test_a_record_travels_from_kafka_through_flink_and_clickhouse_into_a_dbt_mod
         "tags": {"host": host, "source": host, "objectname": "LogicalDisk", "instance": "E:"},
         "fields": {"Avg._Disk_sec/Read": 0.012, "Disk_Reads_persec": 250},
     }
-    producer = Producer({"bootstrap.servers": config.KAFKA_BOOTSTRAP})
+    producer = Producer(config.kafka_client())
     producer.produce("telemetry.metrics", json.dumps(record).encode(), key=host.encode())
     assert producer.flush(30) == 0
 

@@ -1,0 +1,102 @@
+"""Who may do what on Kafka: the one definition of the principals and their ACLs
+(docs/security.md#who-may-do-what-on-kafka).
+
+`./sanlens topics` (and `./sanlens up`, and the compose file's `topics` service) makes every principal's SCRAM
+credentials and these ACLs on the broker, idempotently; the broker denies everything else
+(`allow.everyone.if.no.acl.found=false`), except to its super user, `admin` (settings.KAFKA_ADMIN).
+
+Each entry: principal -> {"read": topic ids it consumes, "write": topic ids it produces to, "groups": consumer
+group prefixes it may use, "transactions": transactional id prefixes (Flink's exactly-once sinks)}. Topic ids are
+those of ingest/topics.yaml. Standard library and ingest/topics only.
+"""
+
+from __future__ import annotations
+
+from ingest import topics
+
+JOBS = ("normalize", "histograms", "breakdown", "tiering", "burn_rates")
+AGENTS, LOADER, NOTIFIER = "agents", "loader", "notifier"
+
+
+def job_principal(job: str) -> str:
+    """The principal a Flink job reads and writes as."""
+    return f"job-{job.replace('_', '-')}"
+
+
+ACLS: dict[str, dict[str, tuple[str, ...]]] = {
+    # Telegraf (every agent and poller) and the simulator, which stands in for them: send only. The agents' own
+    # heartbeat (telemetry.agent) and the inventory (inventory.topology) come from the same side of the door.
+    AGENTS: {"write": (topics.METRICS, topics.AGENT, topics.TOPOLOGY)},
+    job_principal("normalize"): {
+        "read": (topics.METRICS,),
+        "write": (topics.SAMPLES, topics.DEADLETTER, topics.ACCOUNTING),
+        "groups": ("sanlens-normalize",),
+        "transactions": ("sanlens-normalize-",),
+    },
+    job_principal("histograms"): {
+        "read": (topics.SAMPLES,),
+        "write": (topics.HISTOGRAMS,),
+        "groups": ("sanlens-histograms",),
+        "transactions": ("sanlens-histograms-",),
+    },
+    job_principal("breakdown"): {
+        "read": (topics.SAMPLES, topics.TOPOLOGY),
+        "write": (topics.BREAKDOWN, topics.INCIDENTS),
+        "groups": ("sanlens-breakdown",),
+        "transactions": ("sanlens-breakdown-",),
+    },
+    job_principal("tiering"): {
+        "read": (topics.SAMPLES,),
+        "write": (topics.TIER_EPISODES,),
+        "groups": ("sanlens-tiering",),
+        "transactions": ("sanlens-tiering-",),
+    },
+    job_principal("burn_rates"): {
+        "read": (topics.HISTOGRAMS, topics.BREAKDOWN, topics.TOPOLOGY),
+        "write": (topics.SLO_WINDOWS, topics.SLO_ALERTS),
+        "groups": ("sanlens-burn_rates",),
+        "transactions": ("sanlens-burn_rates-",),
+    },
+    # the loader: every output topic into ClickHouse; what it cannot load goes to the dead letters
+    LOADER: {
+        "read": (
+            topics.SAMPLES,
+            topics.DEADLETTER,
+            topics.ACCOUNTING,
+            topics.TOPOLOGY,
+            topics.HISTOGRAMS,
+            topics.BREAKDOWN,
+            topics.INCIDENTS,
+            topics.TIER_EPISODES,
+            topics.SLO_WINDOWS,
+            topics.SLO_ALERTS,
+        ),
+        "write": (topics.DEADLETTER,),
+        "groups": ("sanlens-loader",),
+    },
+    NOTIFIER: {"read": (topics.SLO_ALERTS,), "groups": ("sanlens-notifier",)},
+}
+
+PRINCIPALS = ("admin", *ACLS)
+
+
+def bindings() -> list[tuple[str, str, str, str, str]]:
+    """Every ACL as (principal, resource type, pattern type, resource name, operation), all ALLOW from any host."""
+    out = []
+    for principal, may in ACLS.items():
+        for topic in may.get("read", ()):
+            out.append((principal, "TOPIC", "LITERAL", topic, "READ"))
+            out.append((principal, "TOPIC", "LITERAL", topic, "DESCRIBE"))
+        for topic in may.get("write", ()):
+            out.append((principal, "TOPIC", "LITERAL", topic, "WRITE"))
+            out.append((principal, "TOPIC", "LITERAL", topic, "DESCRIBE"))
+        for group in may.get("groups", ()):
+            out.append((principal, "GROUP", "PREFIXED", group, "READ"))
+            out.append((principal, "GROUP", "PREFIXED", group, "DESCRIBE"))
+        for prefix in may.get("transactions", ()):
+            out.append((principal, "TRANSACTIONAL_ID", "PREFIXED", prefix, "WRITE"))
+            out.append((principal, "TRANSACTIONAL_ID", "PREFIXED", prefix, "DESCRIBE"))
+        if may.get("write"):
+            # idempotent producers (librdkafka's and Flink's defaults)
+            out.append((principal, "BROKER", "LITERAL", "kafka-cluster", "IDEMPOTENT_WRITE"))
+    return sorted(set(out))
