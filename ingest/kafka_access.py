@@ -15,7 +15,7 @@ from __future__ import annotations
 from ingest import topics
 
 JOBS = ("normalize", "histograms", "breakdown", "tiering", "burn_rates")
-AGENTS, LOADER, NOTIFIER = "agents", "loader", "notifier"
+AGENTS, INVENTORY, LOADER, NOTIFIER = "agents", "inventory", "loader", "notifier"
 
 
 def job_principal(job: str) -> str:
@@ -24,9 +24,13 @@ def job_principal(job: str) -> str:
 
 
 ACLS: dict[str, dict[str, tuple[str, ...]]] = {
-    # Telegraf (every agent and poller) and the simulator, which stands in for them: send only. The agents' own
-    # heartbeat (telemetry.agent) and the inventory (inventory.topology) come from the same side of the door.
-    AGENTS: {"write": (topics.METRICS, topics.AGENT, topics.TOPOLOGY)},
+    # Telegraf (every agent and poller) and the simulator, which stands in for them: send only, samples and the
+    # agents' own heartbeat (telemetry.agent).
+    AGENTS: {"write": (topics.METRICS, topics.AGENT)},
+    # The inventory's publisher (a CMDB export; the simulator's inventory): inventory.topology alone. It says which
+    # customer each site is, which the store's row policies go by, so the agents' password (on every customer's
+    # hosts) must not write it: with it, one customer's host could assign another's sites to its own customer.
+    INVENTORY: {"write": (topics.TOPOLOGY,)},
     job_principal("normalize"): {
         "read": (topics.METRICS,),
         "write": (topics.SAMPLES, topics.DEADLETTER, topics.ACCOUNTING),

@@ -53,6 +53,8 @@ def up() -> dict:
     except definitions.SloFileError as exc:
         raise SanlensError(str(exc)) from None
     install.everything()
+    config.RUN.mkdir(parents=True, exist_ok=True)
+    config.RUN.chmod(0o700)  # the data, logs and a job's Kafka password in its blobs: the user's alone (SANLENS_RUN)
     started = []
     try:
         for component in COMPONENTS:

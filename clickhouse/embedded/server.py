@@ -518,6 +518,8 @@ class Access:
         reading = kind.startswith(("Select", "Explain", "Show", "Describe", "Exists"))
         if role.readonly and not reading:
             raise readonly_error(role)
+        if kind.startswith("Explain") and role.withheld:  # a customer's role: the catalogue's sizes are withheld too
+            deny("EXPLAIN (its estimates, parts and ranges count every customer's rows)")
         if kind in ("InsertQuery", "AlterQuery", "CreateQuery", "DropQuery"):
             if not target:
                 deny(formatted[:60])
@@ -559,6 +561,7 @@ class Access:
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "sanlens-embedded-clickhouse"
+    sys_version = ""  # the Server header names no Python version
     engine: Engine
     credentials: tuple[str, str] | None = None  # the admin's
     max_request_size = 1 << 30

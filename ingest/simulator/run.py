@@ -60,16 +60,14 @@ class Run:
         self.fleet = Fleet(scenario, self.start_s)
         self.truth = Truth(truth_dir, self.fleet)
         self.lock = threading.Lock()
+        options = {"linger.ms": 50, "compression.type": "lz4", "queue.buffering.max.messages": 1000000, "log_level": 3}
+        agents, inventory = (kafka_access.AGENTS, kafka_access.INVENTORY) if topic == topics.METRICS else (None, None)
         self.producer = Producer(
-            {
-                **settings.kafka_client(
-                    kafka_user or (kafka_access.AGENTS if topic == topics.METRICS else settings.KAFKA_ADMIN), kafka
-                ),
-                "linger.ms": 50,
-                "compression.type": "lz4",
-                "queue.buffering.max.messages": 1000000,
-                "log_level": 3,
-            }
+            {**settings.kafka_client(kafka_user or agents or settings.KAFKA_ADMIN, kafka), **options}
+        )
+        # the inventory as its own publisher sends it, not with the agents' password (ingest/kafka_access.py)
+        self.topology_producer = Producer(
+            {**settings.kafka_client(kafka_user or inventory or settings.KAFKA_ADMIN, kafka), **options}
         )
         self.sent = 0
 
@@ -79,8 +77,8 @@ class Run:
 
     def publish_topology(self) -> None:
         for key, value in formats.topology(self.fleet):
-            self.producer.produce(topics.TOPOLOGY, json.dumps(value).encode(), key=key.encode())
-        self.producer.flush(30)
+            self.topology_producer.produce(topics.TOPOLOGY, json.dumps(value).encode(), key=key.encode())
+        self.topology_producer.flush(30)
         self.published_firmware = dict(self.fleet.firmware)
 
     def step(self) -> None:
@@ -91,7 +89,7 @@ class Run:
         for name, firmware in self.fleet.firmware.items():
             if self.published_firmware.get(name) != firmware:
                 key, value = formats.array_record(self.fleet, name, started)
-                self.producer.produce(topics.TOPOLOGY, json.dumps(value).encode(), key=key.encode())
+                self.topology_producer.produce(topics.TOPOLOGY, json.dumps(value).encode(), key=key.encode())
                 self.published_firmware[name] = firmware
 
     def realtime(
@@ -148,6 +146,7 @@ class Run:
             if progress:
                 progress(i + 1, self.sent)
         self.producer.flush(120)
+        self.topology_producer.flush(30)
         return self.sent
 
     def _produce(self, value: bytes, key: str) -> None:
@@ -160,4 +159,5 @@ class Run:
 
     def close(self) -> None:
         self.producer.flush(60)
+        self.topology_producer.flush(30)
         self.truth.close(self.start_s)

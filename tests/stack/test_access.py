@@ -179,12 +179,22 @@ def test_a_customer_learns_no_table_s_row_count_or_size_from_the_catalogue(two_c
         "SELECT count() FROM (SELECT * FROM system.tables)",
         "SELECT sum(rows) FROM system.parts",
         "SELECT count() FROM system.query_log",
+        "EXPLAIN ESTIMATE SELECT * FROM sanlens.metrics",  # the parts' rows, every customer's
+        "EXPLAIN indexes = 1 SELECT * FROM sanlens.metrics",
     ):
         assert refused(globex, sql) == "497", sql
+    assert analyst_explains(two_customers.url)
     assert globex.command("SELECT count() FROM system.databases WHERE name = 'sanlens'") == 1
     assert globex.query("SELECT value FROM system.settings WHERE name = 'readonly'").result_rows == [("1",)]
     analyst = db.client(two_customers.url, user="analyst")
     assert analyst.command("SELECT total_rows FROM system.tables WHERE database = 'sanlens' AND name = 'metrics'") == 2
+
+
+def analyst_explains(url: str) -> bool:
+    return (
+        "metrics"
+        in db.client(url, user="analyst").query("EXPLAIN ESTIMATE SELECT * FROM sanlens.metrics").result_rows[0]
+    )
 
 
 def test_analyst_reads_everything_dashboards_what_the_dashboards_need_ingest_inserts(two_customers):

@@ -24,11 +24,11 @@ from sanlensctl import config
 pytestmark = pytest.mark.stack
 
 
-def _produce(conf: dict, topic: str) -> tuple[list, list]:
+def _produce(conf: dict, topic: str, value: bytes = b"{}") -> tuple[list, list]:
     """(delivery errors, client errors) of producing one message to `topic` with `conf`."""
     delivered, errors = [], []
     producer = Producer({**conf, "message.timeout.ms": 6000, "log_level": 0, "error_cb": errors.append})
-    producer.produce(topic, b"{}", key=b"test-kafka-access", on_delivery=lambda err, msg: delivered.append(err))
+    producer.produce(topic, value, key=b"test-kafka-access", on_delivery=lambda err, msg: delivered.append(err))
     producer.flush(10)
     return delivered, errors
 
@@ -51,13 +51,17 @@ def test_a_client_without_credentials_or_with_a_wrong_password_cannot_connect(st
     assert any(e.code() == KafkaError._AUTHENTICATION for e in errors), errors
 
 
-def test_the_agents_produce_to_telemetry_metrics_and_read_nothing(stack):
+def test_the_agents_produce_to_telemetry_metrics_not_to_the_inventory_and_read_nothing(stack):
     agents = settings.kafka_client("agents")
     delivered, errors = _produce(agents, topics.METRICS)
     assert delivered == [None], (delivered, errors)
 
-    delivered, _ = _produce(agents, topics.SAMPLES)  # another job's topic
-    assert delivered[0] is not None and delivered[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    for topic in (topics.SAMPLES, topics.TOPOLOGY):  # a job's topic; the inventory, which says whose a site is
+        delivered, _ = _produce(agents, topic)
+        assert delivered[0] is not None and delivered[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED, topic
+    # not JSON: the loader sends it to the dead letters, and no inventory row of the shared stack changes
+    delivered, errors = _produce(settings.kafka_client("inventory"), topics.TOPOLOGY, b"test_kafka_access")
+    assert delivered == [None], (delivered, errors)
 
     for topic in topics.CONTRACT:
         # with a consumer group: the group is refused before the topic
