@@ -9,9 +9,7 @@ sites in the span are deleted first (ingest/loader/spans.py), the rest of it sta
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import threading
 import time
 from collections import defaultdict, deque
@@ -128,7 +126,6 @@ def run(args) -> int:
         s = scenario_file.load(args.scenario)
     except (OSError, ValueError, KeyError) as exc:
         raise SanlensError(f"{args.scenario}: {exc}") from None
-    lock = _only_demo()  # noqa: F841  (held until the demo ends)
     print("==> bringing the local stack up", flush=True)
     report = stack.up()
     if not all(c["healthy"] for c in report.values()):
@@ -208,25 +205,6 @@ def run(args) -> int:
     dbt_project.run("build", "--quiet")
     _summary(client, watch, run, truth_dir)
     return 0
-
-
-def _only_demo():
-    """The demo's lock on the stack, held while the file stays open: a second demo on the same stack would replace
-    the first one's span while it plays (its deletes took the inventory the first had just loaded)."""
-    config.RUN.mkdir(parents=True, exist_ok=True)
-    lock = open(config.RUN / "demo.lock", "a+")  # noqa: SIM115
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        lock.seek(0)
-        raise SanlensError(
-            f"another ./sanlens demo (pid {lock.read().strip() or '?'}) is playing on this stack ({config.RUN}): "
-            "wait for it to end, or stop it"
-        ) from None
-    lock.truncate(0)
-    lock.write(str(os.getpid()))
-    lock.flush()
-    return lock
 
 
 def _wait_drained(watch: Watch, stall_timeout: float) -> str | None:
