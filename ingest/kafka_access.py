@@ -23,6 +23,19 @@ def job_principal(job: str) -> str:
     return f"job-{job.replace('_', '-')}"
 
 
+def _job(job: str, read: tuple[str, ...], write: tuple[str, ...]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """A Flink job's entry: its topics, its consumer groups and its exactly-once sinks' transactional ids, both
+    named after its group (`sanlens-<job>`; runtime.kafka_sink: f"{group}-{table}")."""
+    return {
+        job_principal(job): {
+            "read": read,
+            "write": write,
+            "groups": (f"sanlens-{job}",),
+            "transactions": (f"sanlens-{job}-",),
+        }
+    }
+
+
 ACLS: dict[str, dict[str, tuple[str, ...]]] = {
     # Telegraf (every agent and poller) and the simulator, which stands in for them: send only, samples and the
     # agents' own heartbeat (telemetry.agent).
@@ -31,36 +44,15 @@ ACLS: dict[str, dict[str, tuple[str, ...]]] = {
     # customer each site is, which the store's row policies go by, so the agents' password (on every customer's
     # hosts) must not write it: with it, one customer's host could assign another's sites to its own customer.
     INVENTORY: {"write": (topics.TOPOLOGY,)},
-    job_principal("normalize"): {
-        "read": (topics.METRICS,),
-        "write": (topics.SAMPLES, topics.DEADLETTER, topics.ACCOUNTING),
-        "groups": ("sanlens-normalize",),
-        "transactions": ("sanlens-normalize-",),
-    },
-    job_principal("histograms"): {
-        "read": (topics.SAMPLES,),
-        "write": (topics.HISTOGRAMS,),
-        "groups": ("sanlens-histograms",),
-        "transactions": ("sanlens-histograms-",),
-    },
-    job_principal("breakdown"): {
-        "read": (topics.SAMPLES, topics.TOPOLOGY),
-        "write": (topics.BREAKDOWN, topics.INCIDENTS),
-        "groups": ("sanlens-breakdown",),
-        "transactions": ("sanlens-breakdown-",),
-    },
-    job_principal("tiering"): {
-        "read": (topics.SAMPLES,),
-        "write": (topics.TIER_EPISODES,),
-        "groups": ("sanlens-tiering",),
-        "transactions": ("sanlens-tiering-",),
-    },
-    job_principal("burn_rates"): {
-        "read": (topics.HISTOGRAMS, topics.BREAKDOWN, topics.TOPOLOGY),
-        "write": (topics.SLO_WINDOWS, topics.SLO_ALERTS),
-        "groups": ("sanlens-burn_rates",),
-        "transactions": ("sanlens-burn_rates-",),
-    },
+    **_job("normalize", read=(topics.METRICS,), write=(topics.SAMPLES, topics.DEADLETTER, topics.ACCOUNTING)),
+    **_job("histograms", read=(topics.SAMPLES,), write=(topics.HISTOGRAMS,)),
+    **_job("breakdown", read=(topics.SAMPLES, topics.TOPOLOGY), write=(topics.BREAKDOWN, topics.INCIDENTS)),
+    **_job("tiering", read=(topics.SAMPLES,), write=(topics.TIER_EPISODES,)),
+    **_job(
+        "burn_rates",
+        read=(topics.HISTOGRAMS, topics.BREAKDOWN, topics.TOPOLOGY),
+        write=(topics.SLO_WINDOWS, topics.SLO_ALERTS),
+    ),
     # the loader: every output topic into ClickHouse; what it cannot load goes to the dead letters
     LOADER: {
         "read": (
