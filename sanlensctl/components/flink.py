@@ -187,6 +187,16 @@ def describe(job: str, entry: dict) -> str:
     return text + entry.get("progress", "")
 
 
+def ready() -> dict:
+    """What `up` waits on: each job's state alone. A probe also asks Kafka for each job's lag and ClickHouse for its
+    freshness, about a CPU-second, which `up` paid every half second while the jobs started."""
+    states = {job: state(job) for job in JOBS}
+    return {
+        "healthy": all(s == "RUNNING" for s in states.values()),
+        "detail": "; ".join(describe(job, {"state": s}) for job, s in states.items()),
+    }
+
+
 def probe() -> dict:
     jobs = {job: _job(job) for job in JOBS}
     import pyflink.version
