@@ -368,14 +368,12 @@ def cmd_test(args) -> int:
     tmp.mkdir(parents=True, exist_ok=True)
     if whole:
         config.FREE_PORTS = suite.PORT_SLICES[suite.STACKS]
-    jit = os.environ.get("SANLENS_JIT", "quick")  # many short-lived JVMs on two cores: compiled by C1 alone
     env = {
         **{k: v for k, v in os.environ.items() if k not in suite.VARIABLES},
         **config.isolated_env(config.TEST_RUN),
         "SANLENS_TEST_KEEP": str(int("--keep" in args.args)),
-        "SANLENS_JIT": jit,
         "TMPDIR": str(tmp),
-        "JVM_ARGS": config.pyflink_jvm_args(tmp, jit=jit),
+        "JVM_ARGS": config.pyflink_jvm_args(tmp),
     }
     if whole:
         return suite.run(pytest, pytest_args, env, keep="--keep" in args.args)
