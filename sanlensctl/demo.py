@@ -4,16 +4,20 @@ pipeline (simulator -> Telegraf -> Kafka -> Flink normalize -> loader -> ClickHo
 What the summary calls "this run" is this run's own records: the run's sites, arrays and hosts over the
 span of simulated time it played. A run that plays a fleet over a span the store already holds for it
 (the same scenario again, within its duration) replaces that span: the earlier run's rows of those
-sites in the span are deleted first (ingest/loader/spans.py), the rest of it stays.
+sites in the span are deleted first (ingest/loader/spans.py), the rest of it stays. Two demos play side by side on
+one stack when their sites differ and at most one plays through Telegraf (`_hold`).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import threading
 import time
 from collections import defaultdict, deque
 from datetime import UTC, datetime
+from urllib.parse import quote
 
 from ingest import topics
 from ingest.loader import rollups, spans
@@ -126,13 +130,14 @@ def run(args) -> int:
         s = scenario_file.load(args.scenario)
     except (OSError, ValueError, KeyError) as exc:
         raise SanlensError(f"{args.scenario}: {exc}") from None
+    sites = sorted({c.site for group in (s.arrays, s.hosts, s.switches) for c in group.values()})
+    held = _hold(sites, live=not args.backfill)  # noqa: F841  (the locks, until the demo ends)
     print("==> bringing the local stack up", flush=True)
     report = stack.up()
     if not all(c["healthy"] for c in report.values()):
         raise SanlensError("the stack is not healthy: see ./sanlens status and ./sanlens logs")
     client = db.client()
     since = datetime.now(UTC)
-    sites = sorted({c.site for group in (s.arrays, s.hosts, s.switches) for c in group.values()})
     truth_dir = config.RUN / "simulator" / s.name
     duration = s.duration_s if args.backfill else (args.duration or s.duration_s / args.speed) * args.speed
     run = Run(s, truth_dir, config.KAFKA_BOOTSTRAP, duration, args.speed, args.backfill)
@@ -205,6 +210,38 @@ def run(args) -> int:
     dbt_project.run("build", "--quiet")
     _summary(client, watch, run, truth_dir)
     return 0
+
+
+TELEGRAF_LOCK = "telegraf"  # the one pollers file of the stack's Telegraf, and the simulator's port
+
+
+def _hold(sites: list[str], live: bool) -> list:
+    """Locks in the run folder, one per site of the scenario (and the stack's Telegraf for a demo played through it),
+    each held while its file stays open, all taken at once or none. A second demo of a site would replace the first
+    one's span while it plays: its deletes took the inventory rows the first had just loaded, and a customer's role
+    then saw none of its sites. Demos of other sites play side by side, as the test suite's do."""
+    folder = config.RUN / "demo-locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    held = []
+    for name in ([TELEGRAF_LOCK] if live else []) + [f"site-{site}" for site in sites]:
+        lock = open(folder / f"{quote(name, safe='')}.lock", "a+")  # noqa: SIM115  (held until the demo ends)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            pid = lock.read().strip() or "?"
+            for other in [lock, *held]:
+                other.close()
+            what = "through this stack's Telegraf" if name == TELEGRAF_LOCK else f"site {name.removeprefix('site-')}"
+            raise SanlensError(
+                f"another ./sanlens demo (pid {pid}) is playing {what} on this stack ({config.RUN}): wait for it to "
+                "end, or stop it"
+            ) from None
+        lock.truncate(0)
+        lock.write(str(os.getpid()))
+        lock.flush()
+        held.append(lock)
+    return held
 
 
 def _wait_drained(watch: Watch, stall_timeout: float) -> str | None:
