@@ -13,7 +13,10 @@ of in the 5 minutes before it (sanlens.path_latency), so the on-call knows where
 The burn_rates job can see a burn before the breakdown job has joined its windows: the first firing message of a
 severity on an entity (the one Alertmanager notifies) waits, at most CAUSE_WAIT_S, for the breakdown to pass
 the alert's time by CAUSE_MARGIN_S (time for the detector to open an incident) before its cause is looked up,
-so the page does not blame what came before the burn, and then up to INCIDENTS_AFTER_S for the incidents' rows."""
+so the page does not blame what came before the burn, and then up to INCIDENTS_AFTER_S for the incidents' rows.
+An incident that starts within CAUSE_MARGIN_S after the alert's time is the alert's too: the burn is judged per
+minute, the detector needs two windows above in a row, and a window the breakdown's joins lost (a part that came
+too late, as at a demo's 40x) moves the incident's start to the next one that made it."""
 
 from __future__ import annotations
 
@@ -41,11 +44,13 @@ WINDOWS = ("5m", "30m", "1h", "2h", "6h", "1d", "3d")
 
 
 # The path incidents along the entity's paths (each path is host:disk:direction; an entity is a path, host:disk,
-# or a host: its paths start with it and a colon) open at the alert or in the hour before it.
+# or a host: its paths start with it and a colon) open at the alert (or opening within CAUSE_MARGIN_S after it)
+# or in the hour before it.
 INCIDENTS = """
 SELECT contributor, component, path, started_at, ended_at, excess_us, severity
 FROM sanlens.path_incidents FINAL
-WHERE startsWith(path, {prefix:String}) AND endsWith(path, {direction:String}) AND started_at <= {ts:DateTime64(3)}
+WHERE startsWith(path, {prefix:String}) AND endsWith(path, {direction:String})
+    AND started_at <= {ts:DateTime64(3)} + INTERVAL {margin:UInt32} SECOND
     AND (ended_at IS NULL OR ended_at >= {ts:DateTime64(3)} - INTERVAL 1 HOUR)"""
 # An incident that ended this long before the alert is still the alert's: the short burn window's length.
 RECENT = timedelta(minutes=5)
@@ -70,7 +75,7 @@ def cause(client, message: dict, per: str, direction: str = "", deadline: float 
         array, _, volume = message["entity"].partition(":")
         return f"array {array}: volume {volume}'s own service time (an array-side SLO: no host path to break down)"
     ts = message["ts"].replace("T", " ").rstrip("Z")[:23]
-    params = {"prefix": f"{message['entity']}:", "direction": direction, "ts": ts}
+    params = {"prefix": f"{message['entity']}:", "direction": direction, "ts": ts, "margin": CAUSE_MARGIN_S}
     incidents, behind = _incidents_once_covered(client, message, params, deadline)
     if incidents:
         return _incident_in_words(incidents, datetime.fromisoformat(ts).replace(tzinfo=UTC), message["entity"])
