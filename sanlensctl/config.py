@@ -121,15 +121,15 @@ def isolated_env(run: Path) -> dict[str, str]:
 # Which of HotSpot's compilers the stack's JVMs (Kafka, the Flink jobs) use. "full": C1, then C2 for hot code, the
 # fastest under load. "quick": C1 alone. A JVM then spends about a tenth of the CPU compiling: a stack's start and
 # first minutes take a third less CPU, and a 3.5 M-sample burst drains in 87 s instead of 67 s (docs/benchmarks.md,
-# "The JIT of the test stacks"). Not yet the test stacks' default: their breakdown then fell behind an SLO page.
+# "The JIT of the test stacks"). The test stacks run quick (`./sanlens test`), many of them on two cores.
 JIT_MODES = {"full": "", "quick": "-XX:TieredStopAtLevel=1"}
 JIT = os.environ.get("SANLENS_JIT", "full")
 if JIT not in JIT_MODES:
     raise SanlensError(f"SANLENS_JIT={JIT!r}: one of {', '.join(JIT_MODES)}")
 
 
-def jvm_opts(tmp: Path) -> str:
-    return f"-XX:-UsePerfData -Djava.io.tmpdir={tmp} {JIT_MODES[JIT]}".strip()
+def jvm_opts(tmp: Path, jit: str = JIT) -> str:
+    return f"-XX:-UsePerfData -Djava.io.tmpdir={tmp} {JIT_MODES[jit]}".strip()
 
 
 JVM_OPTS = jvm_opts(TMP)
@@ -141,10 +141,10 @@ JVM_OPTS = jvm_opts(TMP)
 FLINK_COMPILER_DIRECTIVES = ROOT / "sanlensctl" / "flink_compiler_directives.json"
 
 
-def pyflink_jvm_args(tmp: Path, heap: str = "640m") -> str:
+def pyflink_jvm_args(tmp: Path, heap: str = "640m", jit: str = JIT) -> str:
     """JVM_ARGS of PyFlink's JVMs (a job's mini-cluster, the gateway of a plan's test): heap, temp files in `tmp`."""
     return (
-        f"-Xmx{heap} {jvm_opts(tmp)} -XX:+UnlockDiagnosticVMOptions"
+        f"-Xmx{heap} {jvm_opts(tmp, jit)} -XX:+UnlockDiagnosticVMOptions"
         f" -XX:CompilerDirectivesFile={FLINK_COMPILER_DIRECTIVES}"
     )
 

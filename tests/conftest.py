@@ -47,7 +47,10 @@ def pytest_collection_modifyitems(session, items):
     for item in items:
         if STACK_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.stack)
-    items.sort(key=lambda item: item.get_closest_marker("stack") is not None)  # stable: each group keeps its order
+    # stable: each group keeps its order; a burst last, when the whole suite's other processes are likely done
+    items.sort(
+        key=lambda item: (item.get_closest_marker("stack") is not None, item.get_closest_marker("burst") is not None)
+    )
     if PROCESS:
         other = {item for item in items if not item.get_closest_marker("stack") or shards.process_of(item) != PROCESS}
         session.config.hook.pytest_deselected(items=list(other))

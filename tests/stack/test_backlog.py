@@ -13,7 +13,8 @@ import pytest
 from tests import backlog
 from tests.support import wait_until
 
-pytestmark = pytest.mark.exclusive  # a burst that busies every job for minutes
+# a burst that busies every job for minutes: on a stack of its own, after the suite's other stack tests where it can
+pytestmark = [pytest.mark.exclusive, pytest.mark.burst]
 
 HOSTS, INTERVALS = 1_000, 500
 DRAIN_S = 600
