@@ -23,7 +23,6 @@ SIDES = (
         "test_transport.py",
         "test_access.py",
         "test_demo.py",
-        "test_fuzz_normalize.py",
         "test_ingest_e2e.py",
         "test_backlog.py",
         "test_crash_recovery.py",
@@ -47,6 +46,7 @@ SIDES = (
         "test_replay.py",
         "test_normalize.py",
         "test_kafka_access.py",
+        "test_fuzz_normalize.py",
     },
 )
 
