@@ -31,7 +31,7 @@ def records_in(text: str) -> tuple[int, int]:
 
 def test_demo_plays_the_default_scenario_end_to_end_and_reports_progress(demo_twice):
     text = demo_twice[0]
-    assert "playing scenario demo (4 arrays, 6 SQL Server hosts, 2 switches) for 25 s at 40x" in text
+    assert "playing scenario demo (4 arrays, 6 SQL Server hosts, 2 switches) for 50 s at 20x" in text
     progress = PROGRESS.findall(text)
     assert len(progress) >= 3 and max(int(p[0].replace(",", "")) for p in progress) > 0
     counted, sent = records_in(text)
@@ -55,7 +55,7 @@ def test_a_second_run_counts_only_its_own_records(demo_twice):
     assert {(fw, d) for _, fw, d, *_ in rows} == {(fw, d) for fw in ("3.1.3", "3.2.1") for d in ("read", "write")}
     models = {(a.model, a.firmware) for a in SCENARIO.arrays.values()} | {("AF8000", "3.2.1")}
     assert {(model, fw) for model, fw, *_ in rows} == models  # per array model: the hybrid HY7200 apart
-    # Telegraf polls the cumulative histograms once a second of wall clock (four simulated intervals at 40x):
+    # Telegraf polls the cumulative histograms once a second of wall clock (two simulated intervals at 20x):
     # the I/Os before its first poll are the baseline, the interval across globex-af1's restart is dropped,
     # and on a loaded machine a late first or last poll misses more (CI once measured 76% of a cohort: a first
     # poll about 6 s of wall clock late is 24 simulated intervals); a poll that spans an upgrade is attributed

@@ -99,7 +99,7 @@ def test_the_demo_has_one_iscsi_host_path():
     assert set(attached.values()) == {("fc", "round_robin")}
 
 
-@pytest.mark.parametrize("duration_s", [1000, 1200])  # the tests' demo (25 s at 40x) and ./sanlens demo's
+@pytest.mark.parametrize("duration_s", [1000, 1200])  # the tests' demo (50 s at 20x) and ./sanlens demo's
 def test_no_upgrade_s_comparison_of_the_demo_spans_a_workload_change_on_its_array(duration_s):
     """An upgrade's effect compares the minutes nearest the change, as many after as the run has before (dbt's
     upgrade_effect_by_array, the minute of the change left out): none of them may hold a change of an array's load
