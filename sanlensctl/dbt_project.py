@@ -14,9 +14,9 @@ def run(*dbt_args: str, check: bool = True) -> int:
     exe = install.dbt_venv()
     project = config.ROOT / "dbt"
     argv = [str(exe), *dbt_args, "--project-dir", str(project), "--profiles-dir", str(project)]
-    # The compiled project and dbt's log in the stack's run folder: dbt parses the project again in full (2 CPU-s
-    # more a build) whenever the profile it last parsed with changed, as it does between two stacks' ports, and two
-    # stacks' builds would otherwise write one target/ at once.
+    # The compiled project and dbt's log in the stack's run folder: dbt parses the project again in full (about 4-6
+    # CPU-s more a build) whenever the profile it last parsed with changed, as it does between two stacks' ports, and
+    # two stacks' builds would otherwise write one target/ at once.
     env = dict(
         config.tool_env(),
         DBT_TARGET=os.environ.get("DBT_TARGET", "local"),
